@@ -1,0 +1,47 @@
+r"""Recurrent Highway Networks in PyTorch, the package behind the RHN book.
+
+Notation, shared by the code and every chapter of the book:
+
+=========  ==============================================================
+symbol     meaning
+=========  ==============================================================
+``T``      number of time steps
+``B``      batch size
+``I``      input size (features per time step)
+``H``      hidden (state) size
+``D``      recurrence depth: highway micro-layers per time step (the
+           paper's ``L``)
+``N``      number of stacked layers
+``G``      gate blocks per weight matrix: 2 (``[H; T]``, coupled carry)
+           or 3 (``[H; T; C]``)
+=========  ==============================================================
+
+Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;
+``batch_first=True`` switches to ``(B, T, I)``.
+"""
+
+from .baselines import (
+    GRU,
+    LSTM,
+    MODELS,
+    RNN,
+    build_model,
+    count_parameters,
+    matched_hidden_size,
+)
+from .cells import RHN, Highway, RHNCell
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RHNCell",
+    "RHN",
+    "Highway",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "MODELS",
+    "build_model",
+    "count_parameters",
+    "matched_hidden_size",
+]

@@ -1,0 +1,150 @@
+"""Argument and input checks shared by the package.
+
+Every public entry point validates what the user passed and raises a
+``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind, wrong
+value) whose message names the argument, what was expected and what was
+given. Keeping the checks here means each message is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import numbers
+
+import torch
+
+
+def positive_int(name: str, value: object, minimum: int = 1) -> int:
+    """Return ``value`` if it is an ``int`` >= ``minimum``; raise otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}"
+        )
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+    return int(value)
+
+
+def real(name: str, value: object) -> float:
+    """Return ``value`` as a finite float; raise a ``TypeError``/``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}"
+        )
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def probability(name: str, value: object) -> float:
+    """Return ``value`` if it is a dropout rate in [0, 1); raise otherwise."""
+    p = real(name, value)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{name} must be a dropout rate in [0, 1), got {p}")
+    return p
+
+
+def choice(name: str, value: object, options: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``options`` (case-insensitive)."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be one of {list(options)}, got {type(value).__name__} "
+            f"{value!r}"
+        )
+    key = value.lower()
+    if key not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+    return key
+
+
+def float_tensor(name: str, value: object) -> torch.Tensor:
+    """Return ``value`` if it is a floating-point tensor; raise ``TypeError``."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point tensor (e.g. torch.float32), got "
+            f"dtype {value.dtype}; convert it with {name}.float()"
+        )
+    return value
+
+
+def shape_str(shape: Sequence[object]) -> str:
+    """Format a shape like ``(T, B, 3)`` for error messages."""
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def sequence(
+    x: object, input_size: int, batch_first: bool, name: str = "x"
+) -> tuple[torch.Tensor, bool]:
+    """Check a sequence input and return it time-first with a batch axis.
+
+    Accepts ``(T, B, I)`` (or ``(B, T, I)`` when ``batch_first``) and the
+    unbatched ``(T, I)``. Returns the tensor as ``(T, B, I)`` and whether the
+    input was unbatched, so the caller can restore the user's layout.
+    """
+    x = float_tensor(name, x)
+    layout = "(B, T, I)" if batch_first else "(T, B, I)"
+    if x.dim() not in (2, 3):
+        raise ValueError(
+            f"{name} must have shape {layout} or unbatched (T, I), got a "
+            f"{x.dim()}-D tensor of shape {shape_str(x.shape)}"
+        )
+    if x.shape[-1] != input_size:
+        raise ValueError(
+            f"{name} must have {input_size} features in its last dimension "
+            f"(input_size={input_size}), got shape {shape_str(x.shape)}"
+        )
+    unbatched = x.dim() == 2
+    if unbatched:
+        x = x.unsqueeze(1)
+    elif batch_first:
+        x = x.transpose(0, 1)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one time step, got T = 0")
+    return x, unbatched
+
+
+def state(
+    value: object,
+    num_layers: int,
+    batch: int,
+    hidden_size: int,
+    unbatched: bool,
+    like: torch.Tensor,
+    name: str = "state",
+) -> torch.Tensor:
+    """Check a recurrent state of shape ``(N, B, H)`` (``(N, H)`` unbatched).
+
+    Returns it with a batch axis. ``like`` is the input, whose dtype and
+    device the state must share.
+    """
+    value = float_tensor(name, value)
+    expected = (num_layers, hidden_size) if unbatched else (
+        num_layers,
+        batch,
+        hidden_size,
+    )
+    if tuple(value.shape) != expected:
+        legend = "(N, H)" if unbatched else "(N, B, H)"
+        raise ValueError(
+            f"{name} must have shape {legend} = {shape_str(expected)} for this "
+            f"input, got {shape_str(value.shape)}"
+        )
+    same_dtype(name, value, like)
+    if unbatched:
+        value = value.unsqueeze(1)
+    return value
+
+
+def same_dtype(name: str, value: torch.Tensor, like: torch.Tensor) -> None:
+    """Raise a ``TypeError`` if ``value`` and ``like`` differ in dtype or device."""
+    if value.dtype != like.dtype:
+        raise TypeError(
+            f"{name} must have dtype {like.dtype} to match, got {value.dtype}"
+        )
+    if value.device != like.device:
+        raise ValueError(
+            f"{name} must be on device {like.device} to match, got {value.device}"
+        )

@@ -1,0 +1,221 @@
+r"""RNN, LSTM and GRU baselines behind the same interface as :class:`rhn.RHN`.
+
+Each class is a thin wrapper over the ``torch.nn`` module of the same name (so
+the fast cuDNN / oneDNN kernels are used) that adds what the comparisons in the
+book need: the same constructor keywords and ``forward(x, state=None) ->
+(output, state)`` contract as :class:`rhn.RHN`, the same input checks with
+readable errors, and the attributes ``input_size``, ``hidden_size``,
+``num_layers`` and ``batch_first``.
+
+:func:`build_model` makes any of the four by name and
+:func:`matched_hidden_size` picks the hidden size that gives a model a target
+parameter count, so that chapters compare models of equal size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import _checks
+from .cells import RHN
+
+__all__ = [
+    "RNN",
+    "LSTM",
+    "GRU",
+    "MODELS",
+    "build_model",
+    "count_parameters",
+    "matched_hidden_size",
+]
+
+
+class _TorchRecurrent(nn.Module):
+    """Shared wrapper around ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU``."""
+
+    _module: type[nn.RNNBase]
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__()
+        self.input_size = _checks.positive_int("input_size", input_size)
+        self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
+        self.num_layers = _checks.positive_int("num_layers", num_layers)
+        if not isinstance(batch_first, bool):
+            raise TypeError(
+                f"batch_first must be a bool, got {type(batch_first).__name__}"
+            )
+        self.batch_first = batch_first
+        self.dropout = _checks.probability("dropout", dropout)
+        self.rnn = self._module(
+            self.input_size,
+            self.hidden_size,
+            self.num_layers,
+            batch_first=False,  # inputs are made time-first before the call
+            dropout=self.dropout,
+            device=device,
+            dtype=dtype,
+            **extra,
+        )
+
+    def _prepare(
+        self, x: torch.Tensor, state: Any
+    ) -> tuple[torch.Tensor, bool, Any]:
+        x, unbatched = _checks.sequence(x, self.input_size, self.batch_first)
+        _checks.same_dtype("x", x, self.rnn.weight_ih_l0)
+        if state is not None:
+            state = self._check_state(state, x, unbatched)
+        return x, unbatched, state
+
+    def _check_state(self, state: Any, x: torch.Tensor, unbatched: bool) -> Any:
+        return _checks.state(
+            state, self.num_layers, x.shape[1], self.hidden_size, unbatched, x
+        )
+
+    def _finish(self, output: torch.Tensor, unbatched: bool) -> torch.Tensor:
+        if unbatched:
+            return output.squeeze(1)
+        return output.transpose(0, 1) if self.batch_first else output
+
+    def forward(self, x: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, Any]:
+        x, unbatched, state = self._prepare(x, state)
+        output, state = self.rnn(x, state)  # (T, B, H), (N, B, H)
+        if unbatched:
+            state = state.squeeze(1)
+        return self._finish(output, unbatched), state
+
+
+class RNN(_TorchRecurrent):
+    r"""Elman RNN, :math:`s^{[t]} = f(W x^{[t]} + R s^{[t-1]} + b)`, over ``nn.RNN``.
+
+    Args:
+        input_size, hidden_size, num_layers, batch_first: as in :class:`rhn.RHN`.
+        nonlinearity: ``"tanh"`` (default) or ``"relu"``.
+        dropout: ``nn.RNN``'s dropout between layers (not variational).
+
+    Inputs and outputs: as :class:`rhn.RHN`; ``state`` is ``(N, B, H)``.
+    """
+
+    _module = nn.RNN
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        nonlinearity: str = "tanh",
+        **kwargs: Any,
+    ) -> None:
+        nonlinearity = _checks.choice("nonlinearity", nonlinearity, ["tanh", "relu"])
+        super().__init__(
+            input_size, hidden_size, num_layers, nonlinearity=nonlinearity, **kwargs
+        )
+
+
+class GRU(_TorchRecurrent):
+    r"""Gated recurrent unit (Cho et al., 2014) over ``nn.GRU``.
+
+    Arguments, inputs and outputs as :class:`RNN` (without ``nonlinearity``).
+    """
+
+    _module = nn.GRU
+
+
+class LSTM(_TorchRecurrent):
+    r"""Long short-term memory (Hochreiter and Schmidhuber, 1997) over ``nn.LSTM``.
+
+    Arguments as :class:`RNN` (without ``nonlinearity``). The state is the pair
+    ``(h, c)``, each ``(N, B, H)`` (``(N, H)`` unbatched); the output is the
+    sequence of ``h`` of the last layer, ``(T, B, H)``.
+    """
+
+    _module = nn.LSTM
+
+    def _check_state(self, state: Any, x: torch.Tensor, unbatched: bool) -> Any:
+        if not isinstance(state, (tuple, list)) or len(state) != 2:
+            raise TypeError(
+                "state must be a pair (h, c) of tensors for an LSTM, got "
+                f"{type(state).__name__}"
+            )
+        return tuple(
+            _checks.state(
+                part, self.num_layers, x.shape[1], self.hidden_size, unbatched, x,
+                name=f"state[{i}]",
+            )
+            for i, part in enumerate(state)
+        )
+
+    def forward(self, x: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, Any]:
+        x, unbatched, state = self._prepare(x, state)
+        output, (h, c) = self.rnn(x, state)
+        if unbatched:
+            h, c = h.squeeze(1), c.squeeze(1)
+        return self._finish(output, unbatched), (h, c)
+
+
+MODELS: dict[str, type[nn.Module]] = {"rhn": RHN, "rnn": RNN, "lstm": LSTM, "gru": GRU}
+"""The recurrent models :func:`build_model` knows, by name."""
+
+
+def build_model(name: str, input_size: int, hidden_size: int, **kwargs: Any) -> nn.Module:
+    """Build a recurrent model by name: ``"rhn"``, ``"rnn"``, ``"lstm"`` or ``"gru"``.
+
+    Keyword arguments go to the model's constructor; ``"rhn"`` needs
+    ``depth``. Every model returned takes ``(T, B, I)`` inputs and returns
+    ``(output, state)`` with ``output`` of shape ``(T, B, H)``.
+
+    >>> build_model("rhn", 2, 32, depth=3, num_layers=1)
+    RHN(2, 32, depth=3, num_layers=1...)
+    """
+    key = _checks.choice("name", name, list(MODELS))
+    if key == "rhn" and "depth" not in kwargs:
+        raise ValueError("build_model('rhn', ...) needs the keyword depth=D (D >= 1)")
+    return MODELS[key](input_size, hidden_size, **kwargs)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """The number of trainable scalars in ``model``."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def matched_hidden_size(
+    name: str, input_size: int, num_params: int, **kwargs: Any
+) -> int:
+    """The hidden size whose parameter count is closest to ``num_params``.
+
+    Builds candidate models on the ``meta`` device (no memory is allocated)
+    and bisects on the hidden size, so it works for any model and keyword
+    arguments :func:`build_model` accepts.
+
+    >>> H = matched_hidden_size("lstm", 64, count_parameters(RHN(64, 256, 5)))
+    """
+    num_params = _checks.positive_int("num_params", num_params)
+    kwargs = {**kwargs, "device": "meta"}
+
+    def size(h: int) -> int:
+        return count_parameters(build_model(name, input_size, h, **kwargs))
+
+    lo, hi = 1, 1
+    while size(hi) < num_params:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:  # size(lo) < num_params <= size(hi), or lo == hi == 1
+        mid = (lo + hi) // 2
+        if size(mid) < num_params:
+            lo = mid
+        else:
+            hi = mid
+    return min((lo, hi), key=lambda h: (abs(size(h) - num_params), h))
