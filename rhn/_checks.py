@@ -8,8 +8,8 @@ given. Keeping the checks here means each message is written once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import numbers
+from collections.abc import Sequence
 
 import torch
 
@@ -121,10 +121,14 @@ def state(
     device the state must share.
     """
     value = float_tensor(name, value)
-    expected = (num_layers, hidden_size) if unbatched else (
-        num_layers,
-        batch,
-        hidden_size,
+    expected = (
+        (num_layers, hidden_size)
+        if unbatched
+        else (
+            num_layers,
+            batch,
+            hidden_size,
+        )
     )
     if tuple(value.shape) != expected:
         legend = "(N, H)" if unbatched else "(N, B, H)"

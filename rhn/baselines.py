@@ -71,9 +71,7 @@ class _TorchRecurrent(nn.Module):
             **extra,
         )
 
-    def _prepare(
-        self, x: torch.Tensor, state: Any
-    ) -> tuple[torch.Tensor, bool, Any]:
+    def _prepare(self, x: torch.Tensor, state: Any) -> tuple[torch.Tensor, bool, Any]:
         x, unbatched = _checks.sequence(x, self.input_size, self.batch_first)
         _checks.same_dtype("x", x, self.rnn.weight_ih_l0)
         if state is not None:
@@ -153,7 +151,12 @@ class LSTM(_TorchRecurrent):
             )
         return tuple(
             _checks.state(
-                part, self.num_layers, x.shape[1], self.hidden_size, unbatched, x,
+                part,
+                self.num_layers,
+                x.shape[1],
+                self.hidden_size,
+                unbatched,
+                x,
                 name=f"state[{i}]",
             )
             for i, part in enumerate(state)
@@ -171,7 +174,9 @@ MODELS: dict[str, type[nn.Module]] = {"rhn": RHN, "rnn": RNN, "lstm": LSTM, "gru
 """The recurrent models :func:`build_model` knows, by name."""
 
 
-def build_model(name: str, input_size: int, hidden_size: int, **kwargs: Any) -> nn.Module:
+def build_model(
+    name: str, input_size: int, hidden_size: int, **kwargs: Any
+) -> nn.Module:
     """Build a recurrent model by name: ``"rhn"``, ``"rnn"``, ``"lstm"`` or ``"gru"``.
 
     Keyword arguments go to the model's constructor; ``"rhn"`` needs

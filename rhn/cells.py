@@ -365,7 +365,9 @@ class RHN(nn.Module):
             state_mask = None
             if drop and self.state_dropout > 0:
                 state_mask = _dropout_mask(self.state_dropout, (B, H), x)
-            layer_input, s = self._run_layer(cell, layer_input, state[layer], state_mask)
+            layer_input, s = self._run_layer(
+                cell, layer_input, state[layer], state_mask
+            )
             finals.append(s)
         output = layer_input  # (T, B, H)
         if drop and self.output_dropout > 0:
@@ -458,7 +460,7 @@ class Highway(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Uniform weights of scale ``1/sqrt(size)``, ``b_H = 0``, ``b_T = gate_bias``."""
+        """Weights uniform in ``±1/sqrt(size)``; ``b_H = 0``, ``b_T = gate_bias``."""
         scale = 1.0 / math.sqrt(self.size)
         with torch.no_grad():
             self.weight.uniform_(-scale, scale)
@@ -467,7 +469,9 @@ class Highway(nn.Module):
 
     def gate(self, x: torch.Tensor) -> torch.Tensor:
         """The transform gate ``t`` for input ``x`` (same shape as ``x``)."""
-        return torch.sigmoid(F.linear(x, self.weight[self.size :], self.bias[self.size :]))
+        return torch.sigmoid(
+            F.linear(x, self.weight[self.size :], self.bias[self.size :])
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = _checks.float_tensor("x", x)

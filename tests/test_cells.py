@@ -155,7 +155,9 @@ def test_gradcheck(coupled):
     names = [n for n, _ in net.named_parameters()]
 
     def f(x, s0, *ps):
-        return torch.func.functional_call(net, dict(zip(names, ps, strict=True)), (x, s0))
+        return torch.func.functional_call(
+            net, dict(zip(names, ps, strict=True)), (x, s0)
+        )
 
     assert torch.autograd.gradcheck(f, (x, s0, *params))
 

@@ -47,7 +47,7 @@ def test_forward_inputs(name):
         with pytest.raises(error) as info:
             model(x)
         for word in words:
-            assert word in str(info.value), (x if isinstance(x, list) else x.shape)
+            assert word in str(info.value), x if isinstance(x, list) else x.shape
 
 
 @pytest.mark.parametrize("name", ["rhn", "rnn", "gru"])
@@ -55,8 +55,11 @@ def test_forward_state(name):
     kwargs = {"depth": 2} if name == "rhn" else {}
     model = rhn.build_model(name, 3, 4, num_layers=2, **kwargs)
     x = torch.ones(5, 2, 3)
-    with pytest.raises(ValueError, match=r"state must have shape \(N, B, H\) = "
-                       r"\(2, 2, 4\) for this input, got \(2, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"state must have shape \(N, B, H\) = "
+        r"\(2, 2, 4\) for this input, got \(2, 4\)",
+    ):
         model(x, torch.zeros(2, 4))
     with pytest.raises(ValueError, match=r"\(N, H\) = \(2, 4\).*got \(1, 4\)"):
         model(x[:, 0], torch.zeros(1, 4))
@@ -77,16 +80,23 @@ def test_lstm_state_must_be_a_pair():
 
 def test_cell_inputs():
     cell = rhn.RHNCell(3, 4, 2)
-    with pytest.raises(ValueError, match=r"x must have shape \(B, I\).*I = 3.*\(2, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"x must have shape \(B, I\).*I = 3.*\(2, 5\)"
+    ):
         cell(torch.ones(2, 5))
-    with pytest.raises(ValueError, match=r"s must have shape \(B, H\) = \(2, 4\).*\(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"s must have shape \(B, H\) = \(2, 4\).*\(2, 3\)"
+    ):
         cell(torch.ones(2, 3), torch.zeros(2, 3))
     with pytest.raises(TypeError, match="x must be a floating-point tensor"):
         cell(torch.ones(2, 3, dtype=torch.int32))
 
 
 def test_unknown_model_name_and_missing_depth():
-    with pytest.raises(ValueError, match=r"name must be one of \['rhn', 'rnn', 'lstm', 'gru'\], got 'transformer'"):
+    with pytest.raises(
+        ValueError,
+        match=r"name must be one of \['rhn', 'rnn', 'lstm', 'gru'\], got 'transformer'",
+    ):
         rhn.build_model("transformer", 3, 4)
     with pytest.raises(TypeError, match="name must be one of"):
         rhn.build_model(None, 3, 4)
