@@ -1,0 +1,365 @@
+r"""Seeded toy sequence tasks for long-range credit assignment.
+
+Every task is generated on the fly (nothing is downloaded) from a
+``torch.Generator``, so the same ``seed`` gives the same data on every machine
+and generating data never disturbs the global random number generator. The data
+are drawn on the CPU and then moved to ``device``, so a GPU run sees exactly the
+numbers a CPU run sees.
+
+Inputs are time-first, ``(T, B, I)``, like the models of :mod:`rhn`.
+
+=================  ===================  ===================  ==================
+task               inputs               targets              loss (baseline)
+=================  ===================  ===================  ==================
+``adding``         ``(T, B, 2)`` float  ``(B,)`` float       MSE (1/6)
+``copy``           ``(T+20, B, 10)``    ``(T+20, B)`` long   cross-entropy
+                   one-hot                                   (10 ln 8 / (T+20))
+``temporal_order`` ``(T, B, 8)``        ``(B,)`` long        cross-entropy
+                   one-hot                                   (ln 4)
+=================  ===================  ===================  ==================
+
+:data:`TASKS` collects the three by name, each with its loss, its input and
+output sizes, its baseline and the training settings that let an RHN solve it
+(used by ``python -m rhn train``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+from . import _checks
+
+__all__ = [
+    "adding_problem",
+    "copy_memory",
+    "temporal_order",
+    "adding_baseline",
+    "copy_baseline",
+    "temporal_order_baseline",
+    "Task",
+    "TASKS",
+    "get_task",
+]
+
+
+def _generator(seed: object, generator: object) -> torch.Generator:
+    """The generator to draw from: ``generator`` if given, else a fresh one."""
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(
+                "generator must be a torch.Generator or None, got "
+                f"{type(generator).__name__}"
+            )
+        if generator.device.type != "cpu":
+            raise ValueError(
+                "generator must be a CPU torch.Generator (data are drawn on the "
+                f"CPU, then moved), got one on {generator.device}"
+            )
+        return generator
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed}")
+    return torch.Generator().manual_seed(seed)
+
+
+def _float_dtype(dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(
+            f"dtype must be a floating-point torch.dtype (e.g. torch.float32), got "
+            f"{dtype!r}"
+        )
+    return dtype
+
+
+def _uniform_int(
+    low: torch.Tensor | int, high: torch.Tensor | int, n: int, g: torch.Generator
+) -> torch.Tensor:
+    """``n`` integers uniform in ``[low, high)`` (bounds may be tensors)."""
+    u = torch.rand(n, generator=g, dtype=torch.float64)
+    return (low + (u * (torch.as_tensor(high) - low)).floor()).long()
+
+
+def adding_problem(
+    num_samples: int,
+    seq_len: int,
+    *,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The adding problem (Hochreiter and Schmidhuber, 1997; Arjovsky et al., 2016).
+
+    Each sequence has two channels: values :math:`u_t \sim U[0, 1]` and a
+    marker channel that is 1 at exactly two steps, one in each half of the
+    sequence, and 0 elsewhere. The target is the sum of the two marked values,
+
+    .. math::
+        y = u_{t_1} + u_{t_2}, \qquad 0 \le t_1 < \lfloor T/2 \rfloor \le t_2 < T.
+
+    Predicting the constant 1 gives the mean squared error
+    :math:`\operatorname{Var}(u_1 + u_2) = 1/6` (:func:`adding_baseline`); a
+    model that solves the task goes far below, e.g. under 0.01.
+
+    Args:
+        num_samples: batch size ``B`` (>= 1).
+        seq_len: sequence length ``T`` (>= 2).
+        seed: seed of a fresh ``torch.Generator`` (default 0); ignored if
+            ``generator`` is given.
+        generator: a CPU ``torch.Generator`` to draw from (default ``None``);
+            the training loop passes one to draw a new batch at every step.
+        device: where to put the tensors (default ``None``: the CPU).
+        dtype: floating-point dtype of inputs and targets (default float32).
+
+    Returns:
+        ``(inputs, targets)``: ``inputs`` of shape ``(T, B, 2)`` (channel 0 the
+        values, channel 1 the markers) and ``targets`` of shape ``(B,)``.
+
+    Example::
+
+        >>> x, y = adding_problem(4, 10, seed=0)
+        >>> x.shape, y.shape
+        (torch.Size([10, 4, 2]), torch.Size([4]))
+        >>> bool(((x[..., 0] * x[..., 1]).sum(0) == y).all())
+        True
+    """
+    B = _checks.positive_int("num_samples", num_samples)
+    T = _checks.positive_int("seq_len", seq_len, minimum=2)
+    dtype = _float_dtype(dtype)
+    g = _generator(seed, generator)
+    values = torch.rand(T, B, generator=g, dtype=torch.float64)  # (T, B)
+    half = T // 2
+    first = _uniform_int(0, half, B, g)  # (B,) in the first half
+    second = _uniform_int(half, T, B, g)  # (B,) in the second half
+    markers = torch.zeros(T, B, dtype=torch.float64)
+    batch = torch.arange(B)
+    markers[first, batch] = 1.0
+    markers[second, batch] = 1.0
+    targets = values[first, batch] + values[second, batch]  # (B,)
+    inputs = torch.stack([values, markers], dim=-1)  # (T, B, 2)
+    return inputs.to(device=device, dtype=dtype), targets.to(device=device, dtype=dtype)
+
+
+def adding_baseline() -> float:
+    r"""MSE of always predicting 1 on the adding problem: :math:`1/6`.
+
+    The target is the sum of two independent :math:`U[0, 1]` values, so its
+    mean is 1 and its variance :math:`2 \cdot 1/12 = 1/6`; no constant does
+    better.
+    """
+    return 1.0 / 6.0
+
+
+# Copy memory: class 0 is the blank, 1..alphabet_size the symbols, and the
+# delimiter (input only) is alphabet_size + 1.
+def copy_memory(
+    num_samples: int,
+    seq_len: int,
+    *,
+    num_symbols: int = 10,
+    alphabet_size: int = 8,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The copy-memory task of Arjovsky et al. (2016).
+
+    The input shows ``num_symbols`` symbols drawn uniformly from an alphabet of
+    ``alphabet_size``, then ``seq_len - 1`` blanks, a delimiter and
+    ``num_symbols`` more blanks. The target is blank for the first
+    ``seq_len + num_symbols`` steps and then repeats the symbols in order: the
+    network must remember them across ``seq_len`` steps. Total length
+    ``seq_len + 2 * num_symbols``.
+
+    Classes: 0 is the blank, ``1..alphabet_size`` are the symbols, and
+    ``alphabet_size + 1`` is the delimiter (it appears in inputs only).
+
+    Args:
+        num_samples: batch size ``B`` (>= 1).
+        seq_len: the delay ``T`` between the last symbol shown and the
+            delimiter, plus one (>= 1).
+        num_symbols: how many symbols to remember (default 10).
+        alphabet_size: number of distinct symbols (default 8).
+        seed, generator, device: as in :func:`adding_problem`.
+        dtype: floating-point dtype of the one-hot inputs (default float32).
+
+    Returns:
+        ``(inputs, targets)``: one-hot ``inputs`` of shape
+        ``(T + 2S, B, A + 2)`` and class-index ``targets`` (int64) of shape
+        ``(T + 2S, B)`` with values in ``[0, A]``, where ``S = num_symbols``
+        and ``A = alphabet_size``. Defaults: ``(T + 20, B, 10)`` and
+        ``(T + 20, B)``; a model has ``A + 1 = 9`` output classes.
+    """
+    B = _checks.positive_int("num_samples", num_samples)
+    T = _checks.positive_int("seq_len", seq_len)
+    S = _checks.positive_int("num_symbols", num_symbols)
+    A = _checks.positive_int("alphabet_size", alphabet_size, minimum=2)
+    dtype = _float_dtype(dtype)
+    g = _generator(seed, generator)
+    symbols = torch.randint(1, A + 1, (S, B), generator=g)  # (S, B)
+    length = T + 2 * S
+    codes = torch.zeros(length, B, dtype=torch.long)
+    codes[:S] = symbols
+    codes[S + T - 1] = A + 1  # the delimiter: "now repeat them"
+    targets = torch.zeros(length, B, dtype=torch.long)
+    targets[T + S :] = symbols
+    inputs = torch.nn.functional.one_hot(codes, A + 2).to(dtype)  # (T+2S, B, A+2)
+    return inputs.to(device), targets.to(device)
+
+
+def copy_baseline(seq_len: int, num_symbols: int = 10, alphabet_size: int = 8) -> float:
+    r"""Cross-entropy of the best memoryless strategy on :func:`copy_memory`.
+
+    Predict the blank with certainty for the first ``T + S`` steps (loss 0) and
+    a uniform guess over the ``A`` symbols for the last ``S`` steps (loss
+    :math:`\ln A` each), averaged over all ``T + 2S`` steps:
+
+    .. math::
+        \frac{S \ln A}{T + 2S} \quad\Bigl(= \frac{10 \ln 8}{T + 20}
+        \text{ with the defaults}\Bigr).
+    """
+    T = _checks.positive_int("seq_len", seq_len)
+    S = _checks.positive_int("num_symbols", num_symbols)
+    A = _checks.positive_int("alphabet_size", alphabet_size, minimum=2)
+    return S * math.log(A) / (T + 2 * S)
+
+
+# Temporal order: symbols as in Hochreiter and Schmidhuber (1997), task 6a.
+_ORDER_SYMBOLS = ("a", "b", "c", "d", "B", "E", "X", "Y")
+
+
+def temporal_order(
+    num_samples: int,
+    seq_len: int = 100,
+    *,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The temporal-order task (Hochreiter and Schmidhuber, 1997, task 6a).
+
+    A sequence starts with ``B`` and ends with ``E``; in between are random
+    distractors ``a``-``d`` except at two positions, one in
+    :math:`[0.1 T, 0.2 T]` and one in :math:`[0.5 T, 0.6 T]` (for ``T = 100``:
+    steps 10-20 and 50-60), which hold ``X`` or ``Y``. The class is the order of
+    the two: ``XX`` = 0, ``XY`` = 1, ``YX`` = 2, ``YY`` = 3. Guessing gives the
+    cross-entropy :math:`\ln 4` (:func:`temporal_order_baseline`).
+
+    Args:
+        num_samples: batch size ``B`` (>= 1).
+        seq_len: sequence length ``T`` (>= 10, default 100).
+        seed, generator, device: as in :func:`adding_problem`.
+        dtype: floating-point dtype of the one-hot inputs (default float32).
+
+    Returns:
+        ``(inputs, targets)``: one-hot ``inputs`` of shape ``(T, B, 8)`` over
+        the symbols ``a b c d B E X Y`` (in that order) and class-index
+        ``targets`` (int64) of shape ``(B,)`` with values in ``{0, 1, 2, 3}``.
+    """
+    B = _checks.positive_int("num_samples", num_samples)
+    T = _checks.positive_int("seq_len", seq_len, minimum=10)
+    dtype = _float_dtype(dtype)
+    g = _generator(seed, generator)
+    codes = torch.randint(0, 4, (T, B), generator=g)  # distractors a-d
+    codes[0], codes[-1] = 4, 5  # B ... E
+    batch = torch.arange(B)
+    first = _uniform_int(round(0.1 * T), round(0.2 * T) + 1, B, g)
+    second = _uniform_int(round(0.5 * T), round(0.6 * T) + 1, B, g)
+    which = torch.randint(0, 2, (2, B), generator=g)  # 0 = X, 1 = Y
+    codes[first, batch] = 6 + which[0]
+    codes[second, batch] = 6 + which[1]
+    targets = 2 * which[0] + which[1]  # XX, XY, YX, YY -> 0, 1, 2, 3
+    inputs = torch.nn.functional.one_hot(codes, len(_ORDER_SYMBOLS)).to(dtype)
+    return inputs.to(device), targets.to(device)
+
+
+def temporal_order_baseline() -> float:
+    r"""Cross-entropy of a uniform guess over the 4 classes: :math:`\ln 4`."""
+    return math.log(4.0)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A toy task, everything the training loop needs to know about it.
+
+    Attributes:
+        name: the task's name in :data:`TASKS` and on the command line.
+        generate: ``generate(num_samples, seq_len, *, seed, generator, device,
+            dtype) -> (inputs, targets)``.
+        input_size: features per time step of the inputs.
+        output_size: outputs of the model's head: 1 for regression, the
+            number of classes for classification.
+        loss: ``"mse"`` (targets ``(B,)`` float) or ``"cross_entropy"``
+            (targets class indices).
+        readout: ``"last"`` if only the last step's output is scored (targets
+            ``(B,)``), ``"all"`` if every step is (targets ``(T', B)``).
+        baseline: ``baseline(seq_len) -> float``, the loss of the best
+            input-ignoring (memoryless) predictor; solving the task means going
+            far below it.
+        defaults: training settings (field names of
+            :class:`rhn.train.TrainConfig`) with which an RHN solves the task.
+    """
+
+    name: str
+    generate: Callable[..., tuple[torch.Tensor, torch.Tensor]]
+    input_size: int
+    output_size: int
+    loss: str
+    readout: str
+    baseline: Callable[[int], float]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Read-only, so that no caller can change a registered task's defaults.
+        object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
+
+
+TASKS: dict[str, Task] = {
+    "adding": Task(
+        name="adding",
+        generate=adding_problem,
+        input_size=2,
+        output_size=1,
+        loss="mse",
+        readout="last",
+        baseline=lambda seq_len: adding_baseline(),
+        defaults={"seq_len": 100},
+    ),
+    "copy": Task(
+        name="copy",
+        generate=copy_memory,
+        input_size=10,
+        output_size=9,
+        loss="cross_entropy",
+        readout="all",
+        baseline=copy_baseline,
+        defaults={"seq_len": 20},
+    ),
+    "temporal_order": Task(
+        name="temporal_order",
+        generate=temporal_order,
+        input_size=8,
+        output_size=4,
+        loss="cross_entropy",
+        readout="last",
+        baseline=lambda seq_len: temporal_order_baseline(),
+        defaults={"seq_len": 100},
+    ),
+}
+"""The tasks by name. ``defaults`` are settings of :class:`rhn.train.TrainConfig`."""
+
+
+def get_task(name: str | Task) -> Task:
+    """Look a task up in :data:`TASKS` by name (a :class:`Task` is returned as is)."""
+    if isinstance(name, Task):
+        return name
+    return TASKS[_checks.choice("task", name, list(TASKS))]
