@@ -1,0 +1,371 @@
+r"""How far gradients travel: gradient norm versus time lag, and versus depth.
+
+For a recurrent model run over ``T`` steps, write :math:`s^{[t]}` for the state
+after step :math:`t = 0, \dots, T-1` and :math:`s^{[-1]}` for the initial
+state, so :math:`s^{[t-1]}` is the state *entering* step :math:`t`. For a
+scalar loss :math:`\mathcal{L}` the gradient with respect to the state that
+enters step :math:`T-1-k` (``k`` steps before the end) is, by the chain rule,
+
+.. math::
+    g_k^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-2-k]}}
+    = \sum_{t = T-1-k}^{T-1} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
+      J^{[t]} J^{[t-1]} \cdots J^{[T-1-k]},
+    \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
+
+where :math:`y^{[t]}` is the output at step ``t`` and ``J`` is the temporal
+Jacobian in numerator layout (``J[i, j] = d s_i^[t] / d s_j^[t-1]``). With a
+loss on the final output only, the sum has one term and
+:math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T-1]}\, J^{[T-1]} \cdots
+J^{[T-1-k]}`, a product of ``k + 1`` Jacobians.
+
+:func:`gradient_norms` measures :math:`\lVert g_k \rVert` for every lag with
+autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
+:func:`layer_gradient_norms` is the feed-forward analogue (gradient norm at
+the input of every layer of a deep stack, e.g. of :class:`rhn.Highway`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import _checks
+from .baselines import GRU, LSTM, RNN
+from .cells import RHN
+
+__all__ = ["gradient_norms", "layer_gradient_norms", "projection"]
+
+_MODELS = (RHN, RNN, LSTM, GRU)
+
+
+def projection(
+    size: int,
+    seed: int = 0,
+    *,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    r"""The fixed random unit vector ``v`` of the default loss ``sum_b <v, y_b>``.
+
+    Drawn from a private generator seeded with ``seed`` (the global random
+    state is untouched), in float64 and then cast, so the same ``seed`` gives
+    the same direction on every device and dtype.
+
+    Args:
+        size: length of the vector (the hidden size ``H``).
+        seed: seed of the generator (default 0).
+        device, dtype: where and in what precision to return it (default:
+            the CPU and the default dtype).
+
+    Returns:
+        A tensor of shape ``(size,)`` with Euclidean norm 1.
+    """
+    size = _checks.positive_int("size", size)
+    seed = _checks.positive_int("seed", seed, minimum=0)
+    gen = torch.Generator().manual_seed(seed)
+    v = torch.randn(size, generator=gen, dtype=torch.float64)
+    dtype = torch.get_default_dtype() if dtype is None else dtype
+    return (v / v.norm()).to(device=device, dtype=dtype)
+
+
+def _reduce(norms: torch.Tensor, reduction: str) -> torch.Tensor:
+    """``norms`` is ``(L, B)``; average over the batch unless asked not to."""
+    return norms.mean(dim=1) if reduction == "mean" else norms
+
+
+def _default_loss(output: torch.Tensor, seed: int) -> torch.Tensor:
+    """``sum_b <v, y_b^[T-1]>``: a fixed random direction of the final output."""
+    v = projection(output.shape[-1], seed, device=output.device, dtype=output.dtype)
+    return (output[-1] @ v).sum()
+
+
+def gradient_norms(
+    model: nn.Module,
+    x: torch.Tensor,
+    *,
+    state: Any = None,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    method: str = "autograd",
+    lstm_state: str = "h",
+    layer: int | None = None,
+    ord: float = 2.0,
+    reduction: str = "mean",
+    seed: int = 0,
+) -> torch.Tensor:
+    r"""Norm of the loss gradient with respect to the state ``k`` steps back.
+
+    Runs ``model`` over ``x`` one time step at a time and returns, for every
+    lag ``k = 0, ..., T-1``, the norm of :math:`g_k = \partial \mathcal{L} /
+    \partial s^{[T-2-k]}`: index 0 is the state *entering the last step*,
+    index ``T-1`` the initial state (see the module docstring for the chain
+    rule). Norms are taken per sample and then averaged over the batch.
+
+    The default loss is :math:`\mathcal{L} = \sum_b \langle v, y_b^{[T-1]}
+    \rangle` with :math:`v` a fixed random unit vector (:func:`projection`),
+    so :math:`\lVert \partial\mathcal{L}/\partial y_b^{[T-1]} \rVert = 1` and
+    the curve starts from a common scale for every model. ``loss_fn`` replaces
+    it, e.g. to put a loss on every time step.
+
+    What is measured, for each kind of model:
+
+    - the output at step ``t`` is the state of the last layer after that step
+      (``h`` for an LSTM): that is what every model of the package returns in
+      evaluation mode, and it makes ``g_k`` the *total* derivative, including
+      a loss term on the output at that very step;
+    - for ``num_layers > 1`` the state is that of all layers together, an
+      ``(N * H)`` vector per sample (``layer=l`` keeps layer ``l`` only);
+    - for an LSTM the state is the pair ``(h, c)``; ``lstm_state`` chooses the
+      gradient with respect to ``h`` (default), ``c`` or both (``"hc"``).
+
+    The model is put in evaluation mode for the measurement (dropout masks
+    would otherwise be redrawn at every step) and its mode is restored
+    afterwards. Parameter gradients (``.grad``) are left untouched, and the
+    call works under ``torch.no_grad()``.
+
+    Args:
+        model: an :class:`rhn.RHN`, :class:`rhn.RNN`, :class:`rhn.LSTM` or
+            :class:`rhn.GRU`, at any depth and number of layers, on any device,
+            freshly built or trained.
+        x: input sequence ``(T, B, I)`` (``(B, T, I)`` if the model is
+            ``batch_first``) or unbatched ``(T, I)``, on the model's device
+            and in its dtype.
+        state: initial state as the model takes it (``(N, B, H)``, a pair for
+            an LSTM). Default ``None``: zeros.
+        loss_fn: maps the output sequence, time-first ``(T, B, H)``, to a
+            scalar. For per-sample norms to mean anything it should be a sum
+            (or mean) of per-sample terms. Default ``None``: the projection
+            loss above.
+        method: ``"autograd"`` (default) differentiates through the model;
+            ``"jacobian"`` multiplies the analytic temporal Jacobians of
+            :mod:`rhn.analysis` step by step (single-layer models only). The
+            two agree to rounding error.
+        lstm_state: ``"h"`` (default), ``"c"`` or ``"hc"`` for an LSTM;
+            ignored for the other models.
+        layer: which layer's state to measure; default ``None``: all layers.
+        ord: order of the vector norm (default 2), as in
+            ``torch.linalg.vector_norm``.
+        reduction: ``"mean"`` (default) averages over the batch, ``"none"``
+            returns every sample.
+        seed: seed of the projection of the default loss (default 0).
+
+    Returns:
+        A tensor of shape ``(T,)`` (``(T, B)`` with ``reduction="none"``) on
+        the model's device, detached: entry ``k`` is the norm at lag ``k``.
+
+    Example::
+
+        >>> model = rhn.RHN(2, 16, depth=3)
+        >>> x = torch.randn(50, 8, 2)               # (T, B, I)
+        >>> norms = gradient_norms(model, x)        # (50,), lag 0 first
+    """
+    if not isinstance(model, _MODELS):
+        raise TypeError(
+            "model must be an rhn.RHN, rhn.RNN, rhn.LSTM or rhn.GRU, got "
+            f"{type(model).__name__}"
+        )
+    method = _checks.choice("method", method, ["autograd", "jacobian"])
+    lstm_state = _checks.choice("lstm_state", lstm_state, ["h", "c", "hc"])
+    reduction = _checks.choice("reduction", reduction, ["mean", "none"])
+    ord = _checks.real("ord", ord)
+    if ord <= 0:
+        raise ValueError(f"ord must be > 0, got {ord}")
+    seed = _checks.positive_int("seed", seed, minimum=0)
+    if loss_fn is not None and not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
+    num_layers = model.num_layers
+    if layer is not None:
+        layer = _checks.positive_int("layer", layer, minimum=0)
+        if layer >= num_layers:
+            raise ValueError(
+                f"layer must be in [0, {num_layers - 1}] for a model with "
+                f"num_layers={num_layers}, got {layer}"
+            )
+    x_tb, unbatched = _checks.sequence(x, model.input_size, model.batch_first)
+    param = next(model.parameters())
+    _checks.same_dtype("x", x_tb, param)
+    if state is not None and unbatched:
+        # the steps below are batched (B = 1); the model checks the shapes
+        if isinstance(model, LSTM) and isinstance(state, (tuple, list)):
+            state = tuple(
+                p.unsqueeze(1) if isinstance(p, torch.Tensor) else p for p in state
+            )
+        elif isinstance(state, torch.Tensor):
+            state = state.unsqueeze(1)
+    if method == "jacobian" and num_layers != 1:
+        raise ValueError(
+            "method='jacobian' supports single-layer models only (the analytic "
+            f"Jacobians are per cell), got num_layers={num_layers}; use "
+            "method='autograd'"
+        )
+    was_training = model.training
+    model.eval()
+    try:
+        # cuDNN's RNN kernels refuse to backpropagate in eval mode: on CUDA the
+        # torch baselines run their native (non-cuDNN) kernels instead
+        with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
+            if method == "autograd":
+                grads = _autograd_state_grads(model, x_tb, state, loss_fn, seed)
+            else:
+                grads = _jacobian_state_grads(model, x_tb, state, loss_fn, seed)
+    finally:
+        model.train(was_training)
+    # grads: T tensors in time order, each (N, B, H) or an LSTM pair
+    lags = []
+    for g in reversed(grads):
+        if isinstance(model, LSTM):
+            g = {"h": g[0], "c": g[1], "hc": torch.cat(g, dim=-1)}[lstm_state]
+        if layer is not None:
+            g = g[layer : layer + 1]
+        flat = g.transpose(0, 1).reshape(g.shape[1], -1)  # (B, N*H)
+        lags.append(torch.linalg.vector_norm(flat, ord=ord, dim=1))
+    return _reduce(torch.stack(lags), reduction).detach()  # (T,) or (T, B)
+
+
+def _initial_state(model: nn.Module, x: torch.Tensor, state: Any) -> Any:
+    """A fresh leaf copy of the initial state (zeros by default)."""
+    N, B, H = model.num_layers, x.shape[1], model.hidden_size
+    if state is None:
+        zeros = x.new_zeros(N, B, H)
+        state = (zeros, zeros.clone()) if isinstance(model, LSTM) else zeros
+    if isinstance(model, LSTM) and isinstance(state, (tuple, list)):
+        return tuple(
+            p.detach().clone().requires_grad_(True)
+            if isinstance(p, torch.Tensor)
+            else p
+            for p in state
+        )
+    if isinstance(state, torch.Tensor):
+        return state.detach().clone().requires_grad_(True)
+    return state  # let the model raise its own, readable error
+
+
+def _step_input(model: nn.Module, x: torch.Tensor, t: int) -> torch.Tensor:
+    """Time step ``t`` of the time-first ``x`` in the layout the model takes."""
+    x_t = x[t : t + 1]  # (1, B, I)
+    return x_t.transpose(0, 1) if model.batch_first else x_t
+
+
+def _last_output(model: nn.Module, state: Any) -> torch.Tensor:
+    """The output of a step: the last layer's state (``h`` for an LSTM)."""
+    return (state[0] if isinstance(model, LSTM) else state)[-1]  # (B, H)
+
+
+def _autograd_state_grads(
+    model: nn.Module,
+    x: torch.Tensor,
+    state: Any,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] | None,
+    seed: int,
+) -> list[Any]:
+    """Gradients of the loss w.r.t. the state entering each step, by autograd."""
+    s = _initial_state(model, x, state)
+    entering, outputs = [], []
+    for t in range(x.shape[0]):
+        entering.append(s)
+        _, s = model(_step_input(model, x, t), s)
+        # every later use of the step's state (next step, loss) goes through s
+        outputs.append(_last_output(model, s))
+    output = torch.stack(outputs)  # (T, B, H)
+    loss = _default_loss(output, seed) if loss_fn is None else loss_fn(output)
+    loss = _scalar_loss(loss)
+    flat = [p for s in entering for p in (s if isinstance(s, tuple) else (s,))]
+    grads = torch.autograd.grad(loss, flat, allow_unused=True)
+    grads = [
+        torch.zeros_like(p) if g is None else g
+        for p, g in zip(flat, grads, strict=True)
+    ]
+    if isinstance(model, LSTM):
+        return [(grads[2 * i], grads[2 * i + 1]) for i in range(len(entering))]
+    return grads
+
+
+def _scalar_loss(loss: object) -> torch.Tensor:
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        shape = (
+            _checks.shape_str(loss.shape)
+            if isinstance(loss, torch.Tensor)
+            else type(loss).__name__
+        )
+        raise ValueError(f"loss_fn must return a scalar tensor, got {shape}")
+    return loss.reshape(())
+
+
+def _jacobian_state_grads(
+    model: nn.Module,
+    x: torch.Tensor,
+    state: Any,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] | None,
+    seed: int,
+) -> list[Any]:
+    """The same gradients as a backward product of analytic temporal Jacobians."""
+    raise NotImplementedError("method='jacobian' needs rhn.analysis (coming)")
+
+
+def layer_gradient_norms(
+    layers: Sequence[nn.Module],
+    x: torch.Tensor,
+    *,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ord: float = 2.0,
+    reduction: str = "mean",
+    seed: int = 0,
+) -> torch.Tensor:
+    r"""Norm of the loss gradient at the input of every layer of a deep stack.
+
+    The feed-forward analogue of :func:`gradient_norms`: depth plays the role
+    of time. With :math:`z_0 = x` and :math:`z_{l+1} = f_l(z_l)` for the ``L``
+    layers, entry ``l`` is the per-sample norm of
+    :math:`\partial \mathcal{L} / \partial z_l`, the gradient arriving at the
+    input of layer ``l``, averaged over the batch (index 0 is the network's
+    input, index ``L - 1`` the input of the last layer).
+
+    Args:
+        layers: the layers, applied in order (an ``nn.Sequential`` works).
+        x: input batch ``(B, F)``.
+        loss_fn: maps the final output ``(B, F_out)`` to a scalar (for
+            example a classifier head followed by a summed cross-entropy).
+            Default ``None``: :math:`\sum_b \langle v, z_{L,b} \rangle` with a
+            fixed random unit vector :math:`v` (:func:`projection`).
+        ord, reduction, seed: as in :func:`gradient_norms`.
+
+    Returns:
+        A detached tensor of shape ``(L,)`` (``(L, B)`` with
+        ``reduction="none"``).
+    """
+    layers = list(layers)
+    if not layers or not all(isinstance(m, nn.Module) for m in layers):
+        raise TypeError("layers must be a non-empty sequence of nn.Module")
+    x = _checks.float_tensor("x", x)
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (B, F), got {_checks.shape_str(x.shape)}")
+    if loss_fn is not None and not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
+    ord = _checks.real("ord", ord)
+    if ord <= 0:
+        raise ValueError(f"ord must be > 0, got {ord}")
+    reduction = _checks.choice("reduction", reduction, ["mean", "none"])
+    seed = _checks.positive_int("seed", seed, minimum=0)
+    with torch.enable_grad():
+        z = x.detach().clone().requires_grad_(True)
+        inputs = []
+        for f in layers:
+            inputs.append(z)
+            z = f(z)
+        if loss_fn is None:
+            v = projection(z.shape[-1], seed, device=z.device, dtype=z.dtype)
+            loss = (z @ v).sum()
+        else:
+            loss = _scalar_loss(loss_fn(z))
+        grads = torch.autograd.grad(loss, inputs, allow_unused=True)
+    norms = torch.stack(
+        [
+            torch.linalg.vector_norm(
+                torch.zeros_like(z_in) if g is None else g, ord=ord, dim=1
+            )
+            for z_in, g in zip(inputs, grads, strict=True)
+        ]
+    )  # (L, B)
+    return _reduce(norms, reduction).detach()

@@ -1,0 +1,238 @@
+"""Gradient norm versus lag: checked against independent computations in float64."""
+
+import pytest
+import torch
+from torch import nn
+
+import rhn
+from rhn.gradflow import gradient_norms, layer_gradient_norms, projection
+
+NAMES = ["rhn", "rnn", "lstm", "gru"]
+
+
+def _model(name, I=3, H=5, num_layers=1, **kw):
+    if name == "rhn":
+        kw.setdefault("depth", 2)
+    return rhn.build_model(name, I, H, num_layers=num_layers, **kw).double()
+
+
+def _state_part(name, state, part="h"):
+    if name == "lstm":
+        return state[0] if part == "h" else state[1]
+    return state
+
+
+def _reference_norms(model, name, x, loss_fn=None, seed=0):
+    """Lag k by splitting the sequence at T-1-k and differentiating w.r.t. a leaf.
+
+    Uses the model's own full-sequence forward on each half, not a step loop.
+    For every-step losses the output of the first half enters the loss too.
+    """
+    T = x.shape[0]
+    v = projection(model.hidden_size, seed, dtype=x.dtype)
+    norms = []
+    for k in range(T):
+        split = T - 1 - k
+        if split > 0:
+            out1, s = model(x[:split])
+        else:
+            out1, s = x.new_zeros(0, x.shape[1], model.hidden_size), None
+            zeros = x.new_zeros(model.num_layers, x.shape[1], model.hidden_size)
+            s = (zeros, zeros.clone()) if name == "lstm" else zeros
+        s = (
+            tuple(p.detach().requires_grad_(True) for p in s)
+            if name == "lstm"
+            else s.detach().requires_grad_(True)
+        )
+        out2, _ = model(x[split:], s)
+        # the first half's last output is the state's last layer: route it via s
+        if split > 0:
+            last = _state_part(name, s)[-1].unsqueeze(0)
+            output = torch.cat([out1[:-1].detach(), last, out2])
+        else:
+            output = out2
+        loss = (output[-1] @ v).sum() if loss_fn is None else loss_fn(output)
+        leaf = _state_part(name, s)
+        (g,) = torch.autograd.grad(loss, [leaf])
+        norms.append(g.transpose(0, 1).reshape(x.shape[1], -1).norm(dim=1).mean())
+    return torch.stack(norms)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_matches_split_sequence_reference(name, num_layers):
+    model = _model(name, num_layers=num_layers)
+    x = torch.randn(6, 4, 3, dtype=torch.float64)
+    got = gradient_norms(model, x)
+    assert got.shape == (6,)
+    torch.testing.assert_close(got, _reference_norms(model, name, x))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_step_loss_matches_reference(name):
+    model = _model(name)
+    x = torch.randn(5, 3, 3, dtype=torch.float64)
+    w = torch.randn(5, 1, 5, dtype=torch.float64)
+
+    def loss_fn(output):  # (T, B, H) -> scalar, a loss on every time step
+        return (w * output).sum()
+
+    got = gradient_norms(model, x, loss_fn=loss_fn)
+    torch.testing.assert_close(got, _reference_norms(model, name, x, loss_fn))
+    # the every-step loss differs from the final-output loss beyond lag 0
+    assert not torch.allclose(got, gradient_norms(model, x))
+
+
+def test_tanh_rnn_with_small_weights_vanishes():
+    model = _model("rnn", H=16)
+    with torch.no_grad():
+        model.rnn.weight_hh_l0.mul_(0.5)  # gamma * sigma_max well below 1
+    x = torch.randn(30, 8, 3, dtype=torch.float64)
+    norms = gradient_norms(model, x)
+    assert torch.all(norms[1:] < norms[:-1])
+    sigma = torch.linalg.matrix_norm(model.rnn.weight_hh_l0, ord=2)
+    assert sigma < 1
+    # |tanh'| <= 1, so every step shrinks by at least sigma (paper, section 3)
+    lags = torch.arange(30, dtype=torch.float64)
+    assert torch.all(norms <= sigma ** (lags + 1) * (1 + 1e-9))
+
+
+def test_rhn_with_open_transform_gate_vanishes():
+    model = _model("rhn", H=16, depth=1, transform_bias=40.0, init_scale=0.05)
+    norms = gradient_norms(model, torch.randn(20, 8, 3, dtype=torch.float64))
+    assert torch.all(norms[1:] < norms[:-1])
+    assert norms[-1] < 1e-12 * norms[0]
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_rhn_with_closed_transform_gate_keeps_the_norm(depth):
+    # t = sigm(-60) ~ 1e-26: c = 1 - t, the Jacobian is the identity (eq. 15)
+    model = _model("rhn", H=6, depth=depth, transform_bias=-60.0)
+    norms = gradient_norms(model, torch.randn(40, 4, 3, dtype=torch.float64))
+    torch.testing.assert_close(norms, torch.ones(40, dtype=torch.float64))
+
+
+def test_agrees_with_product_of_analytic_rnn_jacobians():
+    # tanh RNN: s_t = tanh(W x_t + R s_{t-1} + b), J_t = diag(1 - s_t^2) R
+    model = _model("rnn", H=7)
+    T, B = 12, 3
+    x = torch.randn(T, B, 3, dtype=torch.float64)
+    with torch.no_grad():
+        out, _ = model(x)  # (T, B, H), out[t] = s_t
+    R = model.rnn.weight_hh_l0
+    g = projection(7, 0, dtype=torch.float64).expand(B, 7)  # dL/ds_{T-1}
+    expected = []
+    for t in range(T - 1, -1, -1):
+        J = (1 - out[t] ** 2).unsqueeze(-1) * R  # (B, H, H)
+        g = torch.einsum("bi,bij->bj", g, J)
+        expected.append(g.norm(dim=1).mean())
+    torch.testing.assert_close(gradient_norms(model, x), torch.stack(expected))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_batch_first_and_unbatched_layouts(name):
+    model = _model(name)
+    x = torch.randn(6, 4, 3, dtype=torch.float64)
+    ref = gradient_norms(model, x, reduction="none")  # (T, B)
+    assert ref.shape == (6, 4)
+    model_bf = _model(name, batch_first=True)
+    model_bf.load_state_dict(model.state_dict())
+    torch.testing.assert_close(gradient_norms(model_bf, x.transpose(0, 1)), ref.mean(1))
+    torch.testing.assert_close(gradient_norms(model, x[:, 1]), ref[:, 1])
+
+
+def test_lstm_state_choices_and_layer_selection():
+    model = _model("lstm", num_layers=2)
+    x = torch.randn(5, 3, 3, dtype=torch.float64)
+    h = gradient_norms(model, x, lstm_state="h", reduction="none")
+    c = gradient_norms(model, x, lstm_state="c", reduction="none")
+    hc = gradient_norms(model, x, lstm_state="hc", reduction="none")
+    torch.testing.assert_close(hc, (h**2 + c**2).sqrt())
+    top = gradient_norms(model, x, layer=1, reduction="none")
+    bottom = gradient_norms(model, x, layer=0, reduction="none")
+    torch.testing.assert_close(h, (top**2 + bottom**2).sqrt())
+    l1 = gradient_norms(model, x, ord=1, reduction="none")
+    assert torch.all(l1 >= h)  # ||g||_1 >= ||g||_2
+
+
+def test_initial_state_mode_and_parameter_grads_untouched():
+    model = _model("rhn", state_dropout=0.5)
+    model.train()
+    x = torch.randn(5, 2, 3, dtype=torch.float64)
+    s0 = torch.randn(1, 2, 5, dtype=torch.float64)
+    with torch.no_grad():
+        a = gradient_norms(model, x, state=s0)
+    assert model.training
+    assert all(p.grad is None for p in model.parameters())
+    assert not torch.allclose(a, gradient_norms(model, x))  # the state matters
+    torch.testing.assert_close(a, gradient_norms(model, x, state=s0))  # no dropout
+
+
+def test_projection_is_seeded_and_unit():
+    v = projection(10, seed=3)
+    torch.testing.assert_close(v.norm(), torch.tensor(1.0))
+    torch.testing.assert_close(v, projection(10, seed=3))
+    assert not torch.allclose(v, projection(10, seed=4))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"model": nn.LSTM(3, 5)}, TypeError, ["model", "rhn.RHN", "LSTM"]),
+        ({"method": "fd"}, ValueError, ["method", "autograd", "'fd'"]),
+        ({"lstm_state": "x"}, ValueError, ["lstm_state", "'x'"]),
+        ({"reduction": "sum"}, ValueError, ["reduction", "'sum'"]),
+        ({"ord": 0}, ValueError, ["ord", "> 0"]),
+        ({"layer": 2}, ValueError, ["layer", "num_layers=1", "2"]),
+        ({"loss_fn": 3}, TypeError, ["loss_fn", "callable", "int"]),
+        ({"loss_fn": lambda out: out}, ValueError, ["loss_fn", "scalar", "(4, 2, 5)"]),
+        ({"x": torch.ones(4, 2, 7)}, ValueError, ["x", "3 features"]),
+        ({"x": torch.ones(4, 2, 3)}, TypeError, ["x", "float64", "float32"]),
+    ],
+)
+def test_bad_arguments(kwargs, error, words):
+    args = {"model": _model("lstm"), "x": torch.ones(4, 2, 3, dtype=torch.float64)}
+    args.update(kwargs)
+    with pytest.raises(error) as info:
+        gradient_norms(args.pop("model"), args.pop("x"), **args)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_layer_gradient_norms_of_a_linear_chain():
+    # z_{l+1} = a_l z_l: the gradient at the input of layer l is prod_{m>=l} a_m
+    scales = [0.5, 2.0, 3.0, 0.25]
+    layers = []
+    for a in scales:
+        lin = nn.Linear(4, 4, bias=False).double()
+        with torch.no_grad():
+            lin.weight.copy_(a * torch.eye(4))
+        layers.append(lin)
+    x = torch.randn(6, 4, dtype=torch.float64)
+    got = layer_gradient_norms(layers, x)
+    expected = torch.tensor([0.75, 1.5, 0.75, 0.25], dtype=torch.float64)
+    torch.testing.assert_close(got, expected)
+
+
+def test_layer_gradient_norms_of_closed_highway_layers():
+    # gate bias -60: every layer carries its input, the gradient is unchanged
+    layers = [rhn.Highway(8, gate_bias=-60.0).double() for _ in range(30)]
+    x = torch.randn(5, 8, dtype=torch.float64)
+    norms = layer_gradient_norms(layers, x, reduction="none")
+    assert norms.shape == (30, 5)
+    torch.testing.assert_close(norms, torch.ones(30, 5, dtype=torch.float64))
+    with pytest.raises(TypeError, match="layers"):
+        layer_gradient_norms([], x)
+    with pytest.raises(ValueError, match=r"x must have shape \(B, F\)"):
+        layer_gradient_norms(layers, x[0])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("name", NAMES)
+def test_cuda_matches_cpu(name):
+    model = _model(name, num_layers=2)
+    x = torch.randn(8, 3, 3, dtype=torch.float64)
+    cpu = gradient_norms(model, x)
+    gpu = gradient_norms(model.cuda(), x.cuda())
+    assert gpu.device.type == "cuda"
+    torch.testing.assert_close(gpu.cpu(), cpu)
