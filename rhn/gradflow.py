@@ -8,15 +8,17 @@ enters step :math:`T-1-k` (``k`` steps before the end) is, by the chain rule,
 
 .. math::
     g_k^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-2-k]}}
-    = \sum_{t = T-1-k}^{T-1} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
+    = \sum_{t = T-2-k}^{T-1} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
       J^{[t]} J^{[t-1]} \cdots J^{[T-1-k]},
     \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
 
-where :math:`y^{[t]}` is the output at step ``t`` and ``J`` is the temporal
-Jacobian in numerator layout (``J[i, j] = d s_i^[t] / d s_j^[t-1]``). With a
-loss on the final output only, the sum has one term and
-:math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T-1]}\, J^{[T-1]} \cdots
-J^{[T-1-k]}`, a product of ``k + 1`` Jacobians.
+where :math:`y^{[t]}` is the output of step ``t`` (the state itself, so the
+term :math:`t = T-2-k` has an empty product and is absent for the initial
+state) and ``J`` is the temporal Jacobian in numerator layout (``J[i, j] = d
+s_i^[t] / d s_j^[t-1]``). With a loss on the final output only, the sum has
+one term and :math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T-1]}\,
+J^{[T-1]} \cdots J^{[T-1-k]}`, a product of ``k + 1`` Jacobians: even lag 0
+crosses one step.
 
 :func:`gradient_norms` measures :math:`\lVert g_k \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
@@ -32,7 +34,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks
+from . import _checks, analysis
 from .baselines import GRU, LSTM, RNN
 from .cells import RHN
 
@@ -300,8 +302,51 @@ def _jacobian_state_grads(
     loss_fn: Callable[[torch.Tensor], torch.Tensor] | None,
     seed: int,
 ) -> list[Any]:
-    """The same gradients as a backward product of analytic temporal Jacobians."""
-    raise NotImplementedError("method='jacobian' needs rhn.analysis (coming)")
+    r"""The same gradients as a backward product of analytic temporal Jacobians.
+
+    Runs forward without autograd, takes :math:`\partial\mathcal{L}/\partial
+    y^{[t]}` from the loss alone, and accumulates backwards, from
+    :math:`g = \partial\mathcal{L}/\partial y^{[T-1]}`,
+    :math:`g \leftarrow g\, J^{[t]} + \partial\mathcal{L}/\partial y^{[t-1]}`
+    with the Jacobians of :mod:`rhn.analysis` (single-layer models).
+    """
+    is_lstm = isinstance(model, LSTM)
+    s = _initial_state(model, x, state)
+    entering, outputs = [], []
+    with torch.no_grad():
+        for t in range(x.shape[0]):
+            entering.append(s)
+            _, s = model(_step_input(model, x, t), s)
+            outputs.append(_last_output(model, s))
+    output = torch.stack(outputs).requires_grad_(True)  # (T, B, H) leaf
+    loss = _default_loss(output, seed) if loss_fn is None else loss_fn(output)
+    (direct,) = torch.autograd.grad(_scalar_loss(loss), [output], allow_unused=True)
+    if direct is None:
+        direct = torch.zeros_like(output)
+    direct = direct.detach()
+    if is_lstm:  # the output is h: no direct gradient reaches c
+        direct = torch.cat([direct, torch.zeros_like(direct)], dim=-1)  # (T, B, 2H)
+    g = direct[-1]  # dL/ds^[T-1], (B, H) or (B, 2H)
+    grads: list[Any] = [None] * x.shape[0]
+    for t in range(x.shape[0] - 1, -1, -1):
+        s_in, x_t = entering[t], x[t]
+        if isinstance(model, RHN):
+            J = analysis.temporal_jacobian(model.cells[0], x_t, s_in[0].detach())
+        elif isinstance(model, RNN):
+            J = analysis.rnn_temporal_jacobian(model, x_t, s_in[0].detach())
+        elif isinstance(model, GRU):
+            J = analysis.gru_temporal_jacobian(model, x_t, s_in[0].detach())
+        else:
+            h, c = (p[0].detach() for p in s_in)
+            J = analysis.lstm_temporal_jacobian(model, x_t, h, c)
+        g = torch.einsum("bi,bij->bj", g, J.detach())  # g^T J: back through step t
+        if t > 0:  # the state entering step t is also the output of step t - 1
+            g = g + direct[t - 1]
+        if is_lstm:
+            grads[t] = tuple(part.unsqueeze(0) for part in g.chunk(2, dim=-1))
+        else:
+            grads[t] = g.unsqueeze(0)  # (1, B, H)
+    return grads
 
 
 def layer_gradient_norms(

@@ -166,6 +166,12 @@ def test_initial_state_mode_and_parameter_grads_untouched():
     assert all(p.grad is None for p in model.parameters())
     assert not torch.allclose(a, gradient_norms(model, x))  # the state matters
     torch.testing.assert_close(a, gradient_norms(model, x, state=s0))  # no dropout
+    # after a training step: existing parameter gradients stay as they were
+    model(x)[0].sum().backward()
+    before = [p.grad.clone() for p in model.parameters()]
+    gradient_norms(model, x)
+    for p, g in zip(model.parameters(), before, strict=True):
+        torch.testing.assert_close(p.grad, g, rtol=0, atol=0)
 
 
 def test_projection_is_seeded_and_unit():
@@ -236,3 +242,26 @@ def test_cuda_matches_cpu(name):
     gpu = gradient_norms(model.cuda(), x.cuda())
     assert gpu.device.type == "cuda"
     torch.testing.assert_close(gpu.cpu(), cpu)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("every_step", [False, True])
+def test_jacobian_products_agree_with_autograd(name, every_step):
+    kw = {"depth": 3, "transform_bias": -1.0} if name == "rhn" else {}
+    model = _model(name, H=6, **kw)
+    x = torch.randn(15, 4, 3, dtype=torch.float64)
+    w = torch.randn(15, 1, 6, dtype=torch.float64)
+    loss_fn = (lambda out: (w * out).sum()) if every_step else None
+    for part in ["h", "c", "hc"] if name == "lstm" else ["h"]:
+        kwargs = {"loss_fn": loss_fn, "lstm_state": part, "reduction": "none"}
+        auto = gradient_norms(model, x, **kwargs)
+        jac = gradient_norms(model, x, method="jacobian", **kwargs)
+        torch.testing.assert_close(jac, auto, rtol=1e-10, atol=1e-14)
+
+
+def test_jacobian_method_needs_one_layer():
+    model = _model("gru", num_layers=2)
+    with pytest.raises(ValueError, match="single-layer.*num_layers=2"):
+        gradient_norms(
+            model, torch.ones(3, 2, 3, dtype=torch.float64), method="jacobian"
+        )
