@@ -1,0 +1,549 @@
+r"""Train a recurrent model on a toy task: config, device, loop, checkpoints.
+
+The pieces, in the order a run uses them:
+
+- :class:`TrainConfig`, a dataclass with one comment per field;
+  :meth:`TrainConfig.for_task` fills in the settings with which an RHN solves
+  a task (``rhn.tasks.TASKS[name].defaults``).
+- :func:`resolve_device`: CUDA, then Apple MPS, then the CPU, unless told.
+- :class:`SequenceModel`: a recurrent core from :func:`rhn.build_model` plus a
+  linear head that reads the last output (or every output).
+- :func:`train`: Adam, gradient clipping, mixed precision on CUDA, a fresh
+  batch from a seeded generator at every step, held-out evaluation, a
+  ``tqdm`` progress bar with the live loss, a guard that stops on a NaN or
+  infinite loss, checkpoints that resume bit-for-bit on the CPU, a history of
+  metrics written as JSON, and a callback hook for notebooks.
+
+``python -m rhn train --help`` runs the same loop from the command line.
+
+Example::
+
+    >>> from rhn.train import TrainConfig, train
+    >>> config = TrainConfig.for_task("adding", seq_len=20, steps=50, progress=False)
+    >>> result = train(config)
+    >>> result.metrics["test_loss"] < result.metrics["baseline"]
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import _checks
+from .baselines import MODELS, build_model, count_parameters, matched_hidden_size
+from .tasks import Task, get_task
+
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "SequenceModel",
+    "resolve_device",
+    "make_model",
+    "train",
+    "load_checkpoint",
+]
+
+CHECKPOINT_NAME = "checkpoint.pt"
+METRICS_NAME = "metrics.json"
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run. The defaults solve the adding problem.
+
+    Use :meth:`for_task` to start from a task's own defaults.
+    """
+
+    task: str = "adding"  # a name in rhn.tasks.TASKS: adding, copy, temporal_order
+    seq_len: int = 100  # sequence length T handed to the task's generator
+    model: str = "rhn"  # recurrent core: rhn, lstm, gru or rnn
+    depth: int = 3  # RHN recurrence depth D (ignored by the other models)
+    hidden_size: int | None = 64  # H; None: matched to num_params
+    num_params: int | None = None  # parameter budget of the core if hidden_size is None
+    num_layers: int = 1  # stacked recurrent layers N
+    transform_bias: float = -2.0  # initial RHN transform-gate bias (negative: carry)
+    steps: int = 1500  # optimiser steps, one fresh batch each
+    batch_size: int = 64  # sequences per step
+    lr: float = 3e-3  # Adam learning rate
+    lr_schedule: str = "cosine"  # "constant" or "cosine" (decays to lr / 10)
+    weight_decay: float = 0.0  # Adam weight decay
+    clip: float = 1.0  # max global gradient norm; 0 turns clipping off
+    eval_every: int = 100  # steps between held-out evaluations
+    eval_samples: int = 1000  # held-out sequences (fixed, never trained on)
+    stop_loss: float | None = None  # stop early once the held-out loss is below
+    seed: int = 0  # seeds the initial weights, the batches and the held-out set
+    device: str = "auto"  # auto (cuda > mps > cpu), cpu, cuda, cuda:1, mps
+    amp: bool = True  # mixed precision (bfloat16 or float16) when on CUDA
+    threads: int | None = (
+        1  # torch CPU threads (small models: 1 is fastest); None: torch's
+    )
+    out: str | None = None  # directory for metrics.json and checkpoint.pt
+    checkpoint_every: int = 0  # also checkpoint every this many steps (0: at end)
+    progress: bool = True  # show a tqdm progress bar with the live loss
+
+    def __post_init__(self) -> None:
+        self.task = get_task(self.task).name
+        self.seq_len = _checks.positive_int("seq_len", self.seq_len)
+        self.model = _checks.choice("model", self.model, list(MODELS))
+        self.depth = _checks.positive_int("depth", self.depth)
+        if self.hidden_size is None and self.num_params is None:
+            raise ValueError("give hidden_size or num_params (both are None)")
+        if self.hidden_size is not None:
+            self.hidden_size = _checks.positive_int("hidden_size", self.hidden_size)
+        if self.num_params is not None:
+            self.num_params = _checks.positive_int("num_params", self.num_params)
+        self.num_layers = _checks.positive_int("num_layers", self.num_layers)
+        self.transform_bias = _checks.real("transform_bias", self.transform_bias)
+        self.steps = _checks.positive_int("steps", self.steps)
+        self.batch_size = _checks.positive_int("batch_size", self.batch_size)
+        self.lr = _checks.real("lr", self.lr)
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        self.lr_schedule = _checks.choice(
+            "lr_schedule", self.lr_schedule, ["constant", "cosine"]
+        )
+        self.weight_decay = _checks.real("weight_decay", self.weight_decay)
+        self.clip = _checks.real("clip", self.clip)
+        if self.clip < 0 or self.weight_decay < 0:
+            raise ValueError(
+                f"clip and weight_decay must be >= 0, got clip={self.clip}, "
+                f"weight_decay={self.weight_decay}"
+            )
+        self.eval_every = _checks.positive_int("eval_every", self.eval_every)
+        self.eval_samples = _checks.positive_int("eval_samples", self.eval_samples)
+        if self.stop_loss is not None:
+            self.stop_loss = _checks.real("stop_loss", self.stop_loss)
+        self.seed = _checks.positive_int("seed", self.seed, minimum=0)
+        if not isinstance(self.device, str):
+            raise TypeError(
+                f"device must be a string such as 'auto', 'cpu' or 'cuda', got "
+                f"{type(self.device).__name__}"
+            )
+        if self.threads is not None:
+            self.threads = _checks.positive_int("threads", self.threads)
+        self.checkpoint_every = _checks.positive_int(
+            "checkpoint_every", self.checkpoint_every, minimum=0
+        )
+        for name in ("amp", "progress"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.out is not None:
+            self.out = str(self.out)
+
+    @classmethod
+    def for_task(cls, task: str, **overrides: Any) -> TrainConfig:
+        """A config with ``task``'s default settings, then ``overrides`` on top.
+
+        Unknown field names raise a ``TypeError`` naming them.
+        """
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - fields)
+        if unknown:
+            raise TypeError(
+                f"unknown TrainConfig field(s) {unknown}; the fields are "
+                f"{sorted(fields)}"
+            )
+        defaults = dict(get_task(task).defaults)
+        return cls(task=task, **{**defaults, **overrides})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a plain dict (JSON-ready)."""
+        return dataclasses.asdict(self)
+
+
+def resolve_device(spec: str | torch.device = "auto") -> torch.device:
+    """The device to train on: ``"auto"`` picks CUDA, then Apple MPS, then the CPU.
+
+    Any other string (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) or a
+    ``torch.device`` is used as given, after checking that it is available.
+    """
+    if isinstance(spec, str) and spec.lower() == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(spec)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {spec!r}"
+        ) from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {spec!r} was asked for, but CUDA is not available")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {spec!r} was asked for, but MPS is not available")
+    return device
+
+
+class SequenceModel(nn.Module):
+    r"""A recurrent core with a linear head: sequence in, prediction out.
+
+    Args:
+        core: any model of :mod:`rhn` (``forward(x) -> (output (T, B, H), state)``)
+            with a ``hidden_size`` attribute.
+        out_features: outputs of the head: 1 for regression, the number of
+            classes for classification.
+        readout: ``"last"`` (default) scores the output of the last time step
+            only; ``"all"`` applies the head at every step.
+
+    Inputs: x
+        - **x** of shape ``(T, B, I)``.
+
+    Outputs: y
+        - ``readout="last"``: ``(B,)`` if ``out_features == 1``, else
+          ``(B, out_features)``.
+        - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``.
+    """
+
+    def __init__(self, core: nn.Module, out_features: int, *, readout: str = "last"):
+        super().__init__()
+        self.core = core
+        self.out_features = _checks.positive_int("out_features", out_features)
+        self.readout = _checks.choice("readout", readout, ["last", "all"])
+        self.head = nn.Linear(core.hidden_size, self.out_features)
+        # Build the head with the core's dtype and device.
+        ref = next(core.parameters())
+        self.head.to(device=ref.device, dtype=ref.dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        output, _ = self.core(x)  # (T, B, H)
+        if self.readout == "last":
+            output = output[-1]  # (B, H)
+        y = self.head(output)  # (..., out_features)
+        return y.squeeze(-1) if self.out_features == 1 else y
+
+    def extra_repr(self) -> str:
+        return f"readout={self.readout!r}"
+
+
+def make_model(
+    config: TrainConfig, device: torch.device | str | None = None
+) -> nn.Module:
+    """Build the :class:`SequenceModel` that ``config`` describes.
+
+    The hidden size is ``config.hidden_size``, or, if that is ``None``, the one
+    whose core has closest to ``config.num_params`` parameters
+    (:func:`rhn.matched_hidden_size`); the head adds ``(H + 1) * outputs``.
+    """
+    task = get_task(config.task)
+    kwargs: dict[str, Any] = {"num_layers": config.num_layers}
+    if config.model == "rhn":
+        kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
+    H = config.hidden_size
+    if H is None:
+        H = matched_hidden_size(
+            config.model, task.input_size, config.num_params, **kwargs
+        )
+    core = build_model(config.model, task.input_size, H, device=device, **kwargs)
+    return SequenceModel(core, task.output_size, readout=task.readout)
+
+
+def _loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    prediction = prediction.float()  # the loss in float32 even under autocast
+    if task.loss == "mse":
+        return F.mse_loss(prediction, target.float())
+    return F.cross_entropy(prediction.reshape(-1, task.output_size), target.reshape(-1))
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        model: the trained :class:`SequenceModel` (in eval mode).
+        history: per-step ``step``/``train_loss`` lists and per-evaluation
+            ``eval_step``/``test_loss`` (and ``test_accuracy`` for
+            classification with ``readout="last"``) lists.
+        metrics: the summary written to ``metrics.json``: ``test_loss`` (the
+            final held-out loss), ``baseline``, ``steps``, ``seconds``,
+            ``device``, ``num_params``, ``hidden_size``, ...
+    """
+
+    model: nn.Module
+    history: dict[str, list[float]]
+    metrics: dict[str, Any]
+
+
+def _schedule(config: TrainConfig) -> Callable[[int], float]:
+    if config.lr_schedule == "constant":
+        return lambda step: 1.0
+    # cosine from 1 to 0.1 over the run
+    return lambda step: (
+        0.1 + 0.45 * (1 + math.cos(math.pi * min(step, config.steps) / config.steps))
+    )
+
+
+@torch.no_grad()
+def _evaluate(
+    model: nn.Module,
+    task: Task,
+    data: tuple[torch.Tensor, torch.Tensor],
+    autocast: Callable[[], contextlib.AbstractContextManager],
+    chunk: int = 1024,
+) -> dict[str, float]:
+    """Held-out loss (and accuracy for one-label classification), by chunks."""
+    was_training = model.training
+    model.eval()
+    x, y = data
+    B = y.shape[-1]
+    total, correct = 0.0, 0
+    for start in range(0, B, chunk):
+        xb, yb = x[:, start : start + chunk], y[..., start : start + chunk]
+        with autocast():
+            pred = model(xb)
+        n = yb.shape[-1]
+        total += _loss(task, pred, yb).item() * n
+        if task.loss == "cross_entropy" and task.readout == "last":
+            correct += (pred.argmax(-1) == yb).sum().item()
+    model.train(was_training)
+    out = {"test_loss": total / B}
+    if task.loss == "cross_entropy" and task.readout == "last":
+        out["test_accuracy"] = correct / B
+    return out
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Load a checkpoint written by :func:`train` (``weights_only=True``: safe)."""
+    return torch.load(Path(path), map_location="cpu", weights_only=True)
+
+
+def _new_history() -> dict[str, list[float]]:
+    return {"step": [], "train_loss": [], "eval_step": [], "test_loss": []}
+
+
+def train(
+    config: TrainConfig,
+    *,
+    callback: Callable[[dict[str, Any]], bool | None] | None = None,
+    resume: str | Path | None = None,
+) -> TrainResult:
+    """Train the model ``config`` describes on its task; return model, history, metrics.
+
+    Every step draws a fresh batch from a generator seeded by ``config.seed``;
+    the held-out set is drawn once from a separate seed, so its sequences are
+    never trained on.
+
+    Args:
+        config: the run (see :class:`TrainConfig`).
+        callback: called after every step with a dict holding ``step``,
+            ``train_loss``, ``lr``, ``model``, ``history`` and, after an
+            evaluation, ``test_loss``. Returning ``True`` stops training
+            early (a checkpoint is still written when ``config.out`` is set).
+        resume: path of a checkpoint to continue from. Its config must equal
+            ``config`` up to the fields that do not change the numbers
+            (``out``, ``progress``, ``device``, ``checkpoint_every``,
+            ``threads``); on the CPU the resumed run reproduces the
+            uninterrupted one exactly.
+
+    Returns:
+        A :class:`TrainResult`. With ``config.out`` set, also writes
+        ``out/metrics.json`` and ``out/checkpoint.pt``.
+
+    Raises:
+        FloatingPointError: if the training loss becomes NaN or infinite; the
+            message names the step.
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    task = get_task(config.task)
+    device = resolve_device(config.device)
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
+
+    torch.manual_seed(config.seed)  # initial weights (and dropout masks)
+    model = make_model(config, device=device)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+    )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(config))
+    # Two independent streams: even seeds train, odd seeds test.
+    batches = torch.Generator().manual_seed(2 * config.seed)
+    test_data = task.generate(
+        config.eval_samples, config.seq_len, seed=2 * config.seed + 1, device=device
+    )
+
+    use_amp = config.amp and device.type == "cuda"
+    amp_dtype = torch.bfloat16
+    if use_amp and not torch.cuda.is_bf16_supported():
+        amp_dtype = torch.float16
+    scaler = torch.amp.GradScaler(
+        "cuda", enabled=use_amp and amp_dtype == torch.float16
+    )
+
+    def autocast() -> contextlib.AbstractContextManager:
+        if use_amp:
+            return torch.autocast("cuda", dtype=amp_dtype)
+        return contextlib.nullcontext()
+
+    history = _new_history()
+    step, seconds = 0, 0.0
+    if resume is not None:
+        state = load_checkpoint(resume)
+        _check_resume(config, state["config"])
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        if "scaler" in state:
+            scaler.load_state_dict(state["scaler"])
+        batches.set_state(state["batch_generator"])
+        torch.set_rng_state(state["torch_rng"])
+        history = state["history"]
+        step, seconds = int(state["step"]), float(state["seconds"])
+
+    def save_checkpoint() -> None:
+        out = Path(config.out)
+        out.mkdir(parents=True, exist_ok=True)
+        state = {
+            "config": config.to_dict(),
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict(),
+            "batch_generator": batches.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "history": history,
+            "step": step,
+            "seconds": seconds,
+        }
+        tmp = out / (CHECKPOINT_NAME + ".tmp")
+        torch.save(state, tmp)
+        tmp.replace(out / CHECKPOINT_NAME)  # never leave a half-written checkpoint
+
+    bar = None
+    if config.progress:
+        from tqdm.auto import tqdm  # imported here: only runs that show a bar need it
+
+        bar = tqdm(
+            total=config.steps,
+            initial=step,
+            desc=f"{config.model} on {config.task}",
+            unit="step",
+            dynamic_ncols=True,
+        )
+    model.train()
+    stopped = False
+    start = time.perf_counter() - seconds
+    try:
+        while step < config.steps and not stopped:
+            step += 1
+            x, y = task.generate(
+                config.batch_size, config.seq_len, generator=batches, device=device
+            )
+            with autocast():
+                prediction = model(x)
+            loss = _loss(task, prediction, y)
+            loss_value = loss.item()
+            if not math.isfinite(loss_value):
+                raise FloatingPointError(
+                    f"the training loss became {loss_value} at step {step} "
+                    f"({config.model} on {config.task}, lr={config.lr}); lower the "
+                    "learning rate or the gradient clip (--lr, --clip)"
+                )
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            if config.clip > 0:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+            scaler.step(optimizer)
+            scaler.update()
+            scheduler.step()
+            history["step"].append(step)
+            history["train_loss"].append(loss_value)
+            event: dict[str, Any] = {
+                "step": step,
+                "train_loss": loss_value,
+                "lr": optimizer.param_groups[0]["lr"],
+            }
+            if step % config.eval_every == 0 or step == config.steps:
+                scores = _evaluate(model, task, test_data, autocast)
+                history["eval_step"].append(step)
+                for key, value in scores.items():
+                    history.setdefault(key, []).append(value)
+                event.update(scores)
+                if (
+                    config.stop_loss is not None
+                    and scores["test_loss"] < config.stop_loss
+                ):
+                    stopped = True
+            seconds = time.perf_counter() - start
+            if bar is not None:
+                bar.update(1)
+                if "test_loss" in event or step % 10 == 0:
+                    postfix = {"loss": f"{loss_value:.4f}"}
+                    if history["test_loss"]:
+                        postfix["test"] = f"{history['test_loss'][-1]:.4f}"
+                    bar.set_postfix(postfix, refresh=False)
+            if callback is not None:
+                event.update(model=model, history=history)
+                if callback(event):
+                    stopped = True
+            if (
+                config.out is not None
+                and config.checkpoint_every
+                and step % config.checkpoint_every == 0
+            ):
+                save_checkpoint()
+    finally:
+        if bar is not None:
+            bar.close()
+
+    if not history["eval_step"] or history["eval_step"][-1] != step:
+        scores = _evaluate(model, task, test_data, autocast)
+        history["eval_step"].append(step)
+        for key, value in scores.items():
+            history.setdefault(key, []).append(value)
+    model.eval()
+    metrics: dict[str, Any] = {
+        "task": task.name,
+        "model": config.model,
+        "test_loss": history["test_loss"][-1],
+        "baseline": task.baseline(config.seq_len),
+        "steps": step,
+        "seconds": seconds,
+        "device": _device_name(device),
+        "num_params": count_parameters(model),
+        "hidden_size": model.core.hidden_size,
+    }
+    if "test_accuracy" in history:
+        metrics["test_accuracy"] = history["test_accuracy"][-1]
+    if config.out is not None:
+        save_checkpoint()
+        record = {**metrics, "config": config.to_dict(), "history": history}
+        (Path(config.out) / METRICS_NAME).write_text(json.dumps(record, indent=1))
+    return TrainResult(model=model, history=history, metrics=metrics)
+
+
+# Fields a resumed run may change: they do not alter the numbers it computes.
+_RESUMABLE = {"out", "progress", "device", "checkpoint_every", "threads"}
+
+
+def _check_resume(config: TrainConfig, saved: dict[str, Any]) -> None:
+    current = config.to_dict()
+    changed = sorted(
+        key for key in saved if key not in _RESUMABLE and saved[key] != current.get(key)
+    )
+    if changed:
+        details = ", ".join(f"{k}: {saved[k]!r} -> {current.get(k)!r}" for k in changed)
+        raise ValueError(
+            f"resume: the checkpoint was trained with a different config ({details})"
+        )
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return device.type
