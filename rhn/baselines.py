@@ -7,8 +7,8 @@ book need: the same constructor keywords and ``forward(x, state=None) ->
 readable errors, and the attributes ``input_size``, ``hidden_size``,
 ``num_layers`` and ``batch_first``.
 
-:func:`build_model` makes any of the four by name and
-:func:`matched_hidden_size` picks the hidden size that gives a model a target
+:func:`~rhn.build_model` makes any of the four by name and
+:func:`~rhn.matched_hidden_size` picks the hidden size that gives a model a target
 parameter count, so that chapters compare models of equal size.
 """
 

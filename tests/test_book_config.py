@@ -406,15 +406,32 @@ def test_notation_page_has_every_symbol_of_the_package():
     assert "``L``" in rhn.__doc__ and "| $L$ |" in table
 
 
+def automodules(text: str) -> dict[str, bool]:
+    """Modules documented in book/api.md -> whether with their members."""
+    found = re.findall(r"\.\. automodule:: ([\w.]+)\n((?:[ \t]+:[\w-]+:.*\n)*)", text)
+    return {name: ":members:" in options for name, options in found}
+
+
 def test_api_reference_documents_every_public_module():
-    text = (BOOK / "api.md").read_text()
-    documented = set(re.findall(r"\.\. automodule:: ([\w.]+)", text))
-    modules = {
-        f"rhn.{p.stem}" for p in (ROOT / "rhn").glob("*.py") if not p.stem[0] == "_"
-    }
-    assert "rhn" in documented
-    missing = modules - documented
+    import rhn
+
+    documented = automodules((BOOK / "api.md").read_text())
+    modules = {f"rhn.{p.stem}" for p in (ROOT / "rhn").glob("*.py") if p.stem[0] != "_"}
+    assert documented.get("rhn") is True, "document rhn's own API with :members:"
+    missing = modules - set(documented)
     assert not missing, f"add to book/api.md: {sorted(missing)}"
+    # rhn's public names are documented once, as rhn.<name>: a module whose
+    # members are listed too must not export them through rhn.__all__
+    for name in rhn.__all__:
+        home = getattr(getattr(rhn, name), "__module__", None)
+        assert not documented.get(home), f"rhn.{name} would be documented twice"
+
+
+def test_strict_build_checks_links_to_package_objects():
+    config = CONFIG["sphinx"]["config"]
+    assert config["nitpicky"] is True
+    for _, pattern in config["nitpick_ignore_regex"]:
+        assert not re.fullmatch(pattern, "rhn.RHN"), "rhn links must stay checked"
 
 
 # --- publishing: the GitHub Actions workflow ----------------------------------
