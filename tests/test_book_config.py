@@ -121,6 +121,8 @@ def test_repository_url_is_set_once_and_agrees():
     assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", REPO_URL), REPO_URL
     assert REPO_URL in (ROOT / "README.md").read_text()
     assert CONFIG["repository"]["branch"] == "main"
+    owner, repo = REPO_URL.removeprefix("https://github.com/").split("/")
+    assert CONFIG["html"]["baseurl"] == f"https://{owner}.github.io/{repo}/"
 
 
 def test_every_chapter_page_gets_colab_and_download_buttons():
