@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _checks
+from . import _checks, fast
 
 __all__ = ["RHNCell", "RHN", "Highway"]
 
@@ -264,6 +264,12 @@ class RHN(nn.Module):
             the recurrent weights (default 0).
         output_dropout: rate of the mask on the network's output (default 0).
         init_scale: see :class:`RHNCell`.
+        impl: ``"fast"`` (default) runs each layer with :func:`rhn.fast.run_layer`,
+            one autograd node per layer with a hand-written backward;
+            ``"loop"`` runs the plain per-step loop over :meth:`RHNCell.step`
+            (the reference, and what higher-order gradients need). Both give
+            the same outputs and gradients to float rounding. Inside
+            ``torch.func`` transforms ``"fast"`` falls back to the loop.
         device, dtype: where and in what precision to create the parameters.
 
     Inputs: x, state
@@ -306,6 +312,7 @@ class RHN(nn.Module):
         state_dropout: float = 0.0,
         output_dropout: float = 0.0,
         init_scale: float | None = None,
+        impl: str = "fast",
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -322,6 +329,7 @@ class RHN(nn.Module):
         self.input_dropout = _checks.probability("input_dropout", input_dropout)
         self.state_dropout = _checks.probability("state_dropout", state_dropout)
         self.output_dropout = _checks.probability("output_dropout", output_dropout)
+        self.impl = _checks.choice("impl", impl, ["fast", "loop"])
         self.cells = nn.ModuleList(
             RHNCell(
                 self.input_size if layer == 0 else self.hidden_size,
@@ -358,6 +366,9 @@ class RHN(nn.Module):
         drop = self.training
         layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
         finals = []
+        run_layer = self._run_layer  # the plain loop: the reference
+        if self.impl == "fast" and fast.supported():
+            run_layer = fast.run_layer  # same result, see rhn/fast.py
         for layer, cell in enumerate(self.cells):
             if drop and self.input_dropout > 0:
                 mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
@@ -365,9 +376,7 @@ class RHN(nn.Module):
             state_mask = None
             if drop and self.state_dropout > 0:
                 state_mask = _dropout_mask(self.state_dropout, (B, H), x)
-            layer_input, s = self._run_layer(
-                cell, layer_input, state[layer], state_mask
-            )
+            layer_input, s = run_layer(cell, layer_input, state[layer], state_mask)
             finals.append(s)
         output = layer_input  # (T, B, H)
         if drop and self.output_dropout > 0:
@@ -401,6 +410,8 @@ class RHN(nn.Module):
         ]
         if self.batch_first:
             parts.append("batch_first=True")
+        if self.impl != "fast":
+            parts.append(f"impl={self.impl!r}")
         for name in ("input_dropout", "state_dropout", "output_dropout"):
             if getattr(self, name):
                 parts.append(f"{name}={getattr(self, name)}")
