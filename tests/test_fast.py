@@ -1,0 +1,168 @@
+"""The fast RHN layer against the plain per-step loop and against gradcheck."""
+
+import pytest
+import torch
+
+import rhn
+from rhn import fast
+
+
+def pair(dtype=torch.float64, **kwargs):
+    """A fast RHN and a loop RHN with the same random weights and biases."""
+    torch.manual_seed(0)
+    loop = rhn.RHN(impl="loop", **kwargs).to(dtype)
+    with torch.no_grad():  # random biases, so that every block matters
+        for cell in loop.cells:
+            for k in range(cell.depth):
+                cell.recurrent_bias(k).normal_()
+    quick = rhn.RHN(impl="fast", **kwargs).to(dtype)
+    quick.load_state_dict(loop.state_dict())
+    return loop, quick
+
+
+def outputs_and_grads(net, x, state, seed=1):
+    """Output, final state and the gradients of a random linear loss."""
+    torch.manual_seed(seed)  # same dropout masks for both implementations
+    out, final = net(x, state)
+    g = torch.Generator().manual_seed(2)
+    w_out = torch.randn(out.shape, generator=g, dtype=out.dtype)
+    w_fin = torch.randn(final.shape, generator=g, dtype=out.dtype)
+    loss = (out * w_out).sum() + (final * w_fin).sum()
+    inputs = [x, *([state] if state is not None else []), *net.parameters()]
+    return [out, final, *torch.autograd.grad(loss, inputs)]
+
+
+TOL = {torch.float64: {"rtol": 1e-10, "atol": 1e-12}, torch.float32: {}}
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("coupled", [True, False])
+@pytest.mark.parametrize("depth", [1, 3])
+def test_fast_matches_loop(dtype, coupled, depth):
+    loop, quick = pair(dtype, input_size=3, hidden_size=5, depth=depth, coupled=coupled)
+    x = torch.randn(9, 4, 3, dtype=dtype, requires_grad=True)
+    s0 = torch.randn(1, 4, 5, dtype=dtype, requires_grad=True)
+    want = outputs_and_grads(loop, x, s0)
+    got = outputs_and_grads(quick, x, s0)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("coupled", [True, False])
+def test_fast_matches_loop_with_dropout_and_layers(dtype, coupled):
+    rates = {"input_dropout": 0.3, "state_dropout": 0.4, "output_dropout": 0.2}
+    loop, quick = pair(
+        dtype,
+        input_size=3,
+        hidden_size=6,
+        depth=2,
+        num_layers=3,
+        coupled=coupled,
+        **rates,
+    )
+    x = torch.randn(8, 5, 3, dtype=dtype, requires_grad=True)
+    want = outputs_and_grads(loop, x, None)
+    got = outputs_and_grads(quick, x, None)
+    assert (want[0] == 0).any()  # the masks were really applied
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, **TOL[dtype])
+
+
+def test_batch_first_unbatched_and_continuation():
+    loop, quick = pair(input_size=2, hidden_size=4, depth=2, num_layers=2)
+    x = torch.randn(7, 3, 2, dtype=torch.float64)
+    out, state = quick(x)
+    torch.testing.assert_close(out, loop(x)[0], **TOL[torch.float64])
+    # continuing from the returned state gives the same sequence
+    out1, state1 = quick(x[:3])
+    out2, state2 = quick(x[3:], state1)
+    torch.testing.assert_close(torch.cat([out1, out2]), out)
+    torch.testing.assert_close(state2, state)
+    # unbatched (T, I) and batch_first (B, T, I)
+    out_u, state_u = quick(x[:, 1])
+    torch.testing.assert_close(out_u, out[:, 1])
+    torch.testing.assert_close(state_u, state[:, 1])
+    bf = rhn.RHN(2, 4, 2, num_layers=2, batch_first=True).double()
+    bf.load_state_dict(quick.state_dict())
+    torch.testing.assert_close(bf(x.transpose(0, 1))[0], out.transpose(0, 1))
+
+
+def test_gradient_reaches_the_initial_state_through_both_outputs():
+    # only the final state in the loss, then only the output sequence
+    loop, quick = pair(input_size=2, hidden_size=4, depth=3, num_layers=2)
+    x = torch.randn(6, 2, 2, dtype=torch.float64)
+    for pick in (lambda o, s: s.sum(), lambda o, s: o.pow(2).sum()):
+        grads = []
+        for net in (loop, quick):
+            s0 = torch.linspace(-1, 1, 16, dtype=torch.float64).view(2, 2, 4)
+            s0.requires_grad_()
+            grads.append(torch.autograd.grad(pick(*net(x, s0)), s0)[0])
+        torch.testing.assert_close(grads[1], grads[0], **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+@pytest.mark.parametrize("masked", [False, True])
+def test_gradcheck_layer(coupled, masked):
+    G, H, D = (2 if coupled else 3), 3, 3
+    T, B = 5, 2
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(B, H, **dt, requires_grad=True)
+    weights = [torch.randn(G * H, H, **dt).mul(0.5).requires_grad_() for _ in range(D)]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.tensor([[0.0, 2.0, 2.0], [2.0, 2.0, 0.0]], **dt) if masked else None
+
+    def f(x_proj, s0, *params):
+        return fast.rhn_layer(
+            x_proj,
+            s0,
+            list(params[:D]),
+            list(params[D:]),
+            coupled=coupled,
+            state_mask=mask,
+        )
+
+    assert torch.autograd.gradcheck(f, (x_proj, s0, *weights, *biases))
+
+
+def test_several_backward_chunks(monkeypatch):
+    # the backward walks the steps in chunks; force several, uneven ones
+    monkeypatch.setattr(fast, "_chunk_steps", lambda batch, steps: 3)
+    loop, quick = pair(input_size=2, hidden_size=4, depth=2, state_dropout=0.5)
+    x = torch.randn(10, 3, 2, dtype=torch.float64, requires_grad=True)
+    want = outputs_and_grads(loop, x, None)
+    got = outputs_and_grads(quick, x, None)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
+
+
+def test_inference_path_and_frozen_weights():
+    loop, quick = pair(input_size=3, hidden_size=5, depth=3, coupled=False)
+    x = torch.randn(6, 2, 3, dtype=torch.float64)
+    with torch.no_grad():  # no buffers kept: a different code path
+        torch.testing.assert_close(quick(x)[0], loop(x)[0], **TOL[torch.float64])
+    for net in (loop, quick):
+        net.requires_grad_(False)
+    x.requires_grad_()
+    gx = [torch.autograd.grad(net(x)[0].sum(), x)[0] for net in (loop, quick)]
+    torch.testing.assert_close(gx[1], gx[0], **TOL[torch.float64])
+
+
+def test_torch_func_falls_back_to_the_loop():
+    _, quick = pair(input_size=2, hidden_size=3, depth=2)
+    x = torch.randn(4, 2, 2, dtype=torch.float64)
+    assert fast.supported()
+    seen = []
+    torch.func.vmap(lambda v: seen.append(fast.supported()) or v)(torch.zeros(2))
+    assert seen == [False]
+    jac = torch.func.jacrev(lambda v: quick(v)[0])(x)  # would fail without fallback
+    assert jac.shape == (4, 2, 3, 4, 2, 2)
+
+
+def test_impl_is_checked():
+    with pytest.raises(ValueError, match="impl"):
+        rhn.RHN(2, 3, 1, impl="cuda")
+    with pytest.raises(TypeError, match="impl"):
+        rhn.RHN(2, 3, 1, impl=1)
+    assert "impl='loop'" in repr(rhn.RHN(2, 3, 1, impl="loop"))
