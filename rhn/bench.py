@@ -1,0 +1,431 @@
+r"""``python -m rhn bench``: time the RHN loops against ``torch.nn`` recurrences.
+
+Times one forward and backward pass (``output.sum().backward()``) of
+
+- ``rhn-loop``: :class:`rhn.RHN` with ``impl="loop"``, the plain per-step loop;
+- ``rhn-fast``: :class:`rhn.RHN` with ``impl="fast"`` (:mod:`rhn.fast`);
+- ``lstm`` / ``gru``: ``torch.nn.LSTM`` / ``torch.nn.GRU`` (cuDNN on CUDA,
+  oneDNN or ATen kernels on CPU) with the RHN's hidden size ``H``;
+- ``lstm-matched`` / ``gru-matched``: the same at the hidden size that gives
+  the RHN's parameter count (:func:`rhn.matched_hidden_size`).
+
+Runs are *interleaved* (one run of each model in turn, ``repeats`` rounds after
+``warmup`` rounds), so that a change in machine load hits every model alike;
+the table reports medians, and CUDA is synchronised around every run. Both
+wall-clock time and process CPU time are recorded: on a shared machine the CPU
+time is the steadier of the two. The JSON written holds the device name, the
+torch version, the thread count, the load average before and after, every
+median and the ratios.
+
+Nothing is compiled: the fast path is plain PyTorch, so there is no compile
+step to report (``compile_s`` is empty) unless ``--compile`` adds
+``rhn-compiled``, the plain loop with each cell's ``step`` wrapped in
+:func:`torch.compile`, whose first-call times (and first call at a second
+sequence length, to show recompilation) are reported separately.
+
+Example::
+
+    python -m rhn bench --batch 1 32 128 --repeats 20 --threads 1 \
+        --out benchmarks/results-cpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import _checks
+from .baselines import count_parameters, matched_hidden_size
+from .cells import RHN
+
+__all__ = [
+    "MODELS",
+    "device_name",
+    "build",
+    "time_models",
+    "run",
+    "depth_sweep",
+    "format_table",
+    "main",
+]
+
+MODELS = ("rhn-loop", "rhn-fast", "lstm", "lstm-matched", "gru", "gru-matched")
+"""The models :func:`run` times by default, in table order."""
+
+
+def device_name(device: torch.device) -> str:
+    """A readable name of ``device``: the GPU's name, or the CPU's model name."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def build(
+    name: str, input_size: int, hidden_size: int, depth: int, device: torch.device
+) -> nn.Module:
+    """One benchmark model by name (see :data:`MODELS` and ``rhn-compiled``)."""
+    if name.startswith("rhn"):
+        impl = "fast" if name == "rhn-fast" else "loop"
+        model = RHN(input_size, hidden_size, depth, impl=impl, device=device)
+        if name == "rhn-compiled":
+            for cell in model.cells:
+                cell.step = torch.compile(cell.step, dynamic=False)
+        return model
+    base, _, matched = name.partition("-")
+    module = {"lstm": nn.LSTM, "gru": nn.GRU}[base]
+    if matched:
+        target = count_parameters(RHN(input_size, hidden_size, depth, device="meta"))
+        hidden_size = matched_hidden_size(base, input_size, target)
+    return module(input_size, hidden_size, device=device)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _step(model: nn.Module, x: torch.Tensor) -> None:
+    """One forward and backward pass; gradients are dropped first."""
+    model.zero_grad(set_to_none=True)
+    output = model(x)[0]
+    output.sum().backward()
+
+
+def _timed(fn: Callable[[], None], device: torch.device) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds) of one call of ``fn``."""
+    _sync(device)
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    _sync(device)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def time_models(
+    models: dict[str, nn.Module],
+    x: torch.Tensor,
+    repeats: int,
+    warmup: int = 2,
+) -> dict[str, dict[str, Any]]:
+    """Interleaved timings of a forward and backward pass of each model on ``x``.
+
+    Args:
+        models: name -> model; each returns ``(output, state)``.
+        x: the input ``(T, B, I)``.
+        repeats: timed rounds; each round runs every model once, in an order
+            rotated from round to round.
+        warmup: untimed rounds first (default 2). The first call of each model
+            is timed separately as ``first_s`` (it includes any compilation).
+
+    Returns:
+        name -> ``{"median_ms", "q1_ms", "q3_ms", "cpu_median_ms", "first_s",
+        "runs"}``.
+    """
+    repeats = _checks.positive_int("repeats", repeats)
+    warmup = _checks.positive_int("warmup", warmup, minimum=0)
+    device = x.device
+    names = list(models)
+    first = {}
+    for name in names:
+        first[name] = _timed(lambda m=models[name]: _step(m, x), device)[0]
+    for _ in range(max(0, warmup - 1)):
+        for name in names:
+            _step(models[name], x)
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            w, c = _timed(lambda m=models[name]: _step(m, x), device)
+            wall[name].append(w)
+            cpu[name].append(c)
+    out = {}
+    for name in names:
+        q1, _, q3 = statistics.quantiles(wall[name], n=4) if repeats > 1 else [0] * 3
+        out[name] = {
+            "median_ms": 1e3 * statistics.median(wall[name]),
+            "q1_ms": 1e3 * q1,
+            "q3_ms": 1e3 * q3,
+            "cpu_median_ms": 1e3 * statistics.median(cpu[name]),
+            "first_s": first[name],
+            "runs": repeats,
+        }
+    return out
+
+
+def _hidden(model: nn.Module) -> int:
+    return int(model.hidden_size)
+
+
+def run(
+    batch_sizes: Sequence[int] = (1, 32, 128),
+    *,
+    steps: int = 100,
+    input_size: int = 64,
+    hidden_size: int = 256,
+    depth: int = 5,
+    repeats: int = 20,
+    warmup: int = 2,
+    models: Sequence[str] = MODELS,
+    device: str | torch.device = "cpu",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Run the benchmark and return the results as a JSON-ready dict.
+
+    Args:
+        batch_sizes: the batch sizes ``B`` to time (default ``(1, 32, 128)``).
+        steps: sequence length ``T`` (default 100).
+        input_size, hidden_size, depth: ``I`` (64), ``H`` (256) and ``D`` (5)
+            of the RHN; the LSTM/GRU baselines use ``H`` or the matched size.
+        repeats: timed rounds per batch size (default 20).
+        warmup: untimed rounds first (default 2).
+        models: names from :data:`MODELS`, or ``"rhn-compiled"``.
+        device: ``"cpu"``, ``"cuda"`` or a :class:`torch.device`.
+        seed: seed for the weights and inputs (default 0).
+
+    Returns:
+        A dict with ``meta`` (device, torch version, threads, load average,
+        sizes), ``params`` and ``hidden`` per model, ``results`` (a list of one
+        row per batch size and model), ``ratios`` per batch size and
+        ``compile_s``.
+    """
+    device = torch.device(device)
+    known = (*MODELS, "rhn-compiled")
+    models = [_checks.choice("models", m, known) for m in models]
+    if not models:
+        raise ValueError("models must name at least one model, got none")
+    load_before = _loadavg()
+    torch.manual_seed(seed)
+    built = {m: build(m, input_size, hidden_size, depth, device) for m in models}
+    rows, ratios, compile_s = [], {}, {}
+    for B in batch_sizes:
+        B = _checks.positive_int("batch_sizes", B)
+        x = torch.randn(steps, B, input_size, device=device)
+        timings = time_models(built, x, repeats, warmup)
+        for name, t in timings.items():
+            rows.append({"batch": B, "model": name, **t})
+        ratios[str(B)] = _ratios({n: t["median_ms"] for n, t in timings.items()})
+        if "rhn-compiled" in built and str(B) not in compile_s:
+            # a second sequence length: does the compiled step recompile?
+            x2 = torch.randn(steps + 7, B, input_size, device=device)
+            compile_s[str(B)] = {
+                "first_call_s": timings["rhn-compiled"]["first_s"],
+                "new_length_first_call_s": _timed(
+                    lambda x2=x2: _step(built["rhn-compiled"], x2), device
+                )[0],
+            }
+    return {
+        "meta": {
+            "device": device_name(device),
+            "device_type": device.type,
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "loadavg_before": load_before,
+            "loadavg_after": _loadavg(),
+            "cpu_count": os.cpu_count(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds"
+            ),
+            "T": steps,
+            "I": input_size,
+            "H": hidden_size,
+            "D": depth,
+            "repeats": repeats,
+            "warmup": warmup,
+            "timing": "forward + backward of output.sum(), interleaved, medians",
+        },
+        "params": {name: count_parameters(m) for name, m in built.items()},
+        "hidden": {name: _hidden(m) for name, m in built.items()},
+        "results": rows,
+        "ratios": ratios,
+        "compile_s": compile_s,
+    }
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:  # not available on every platform
+        return None
+
+
+def _ratios(median: dict[str, float]) -> dict[str, float]:
+    """Speed-ups of the fast path over the loop and its cost against the baselines."""
+    out = {}
+    fast = median.get("rhn-fast")
+    if fast is None:
+        return out
+    if "rhn-loop" in median:
+        out["loop/fast"] = median["rhn-loop"] / fast
+    for base in ("lstm", "lstm-matched", "gru", "gru-matched", "rhn-compiled"):
+        if base in median:
+            out[f"fast/{base}"] = fast / median[base]
+    return out
+
+
+def depth_sweep(
+    depths: Sequence[int] = (1, 2, 3, 5, 8),
+    *,
+    batch_size: int = 32,
+    steps: int = 100,
+    input_size: int = 64,
+    hidden_size: int = 256,
+    repeats: int = 10,
+    warmup: int = 1,
+    models: Sequence[str] = ("rhn-loop", "rhn-fast"),
+    device: str | torch.device = "cpu",
+) -> list[dict[str, Any]]:
+    """Time per token (``T*B`` of them) of forward and backward as depth grows.
+
+    Returns one row per depth and model with ``median_ms`` and
+    ``us_per_token``.
+    """
+    device = torch.device(device)
+    x = torch.randn(steps, batch_size, input_size, device=device)
+    rows = []
+    for D in depths:
+        D = _checks.positive_int("depths", D)
+        built = {m: build(m, input_size, hidden_size, D, device) for m in models}
+        for name, t in time_models(built, x, repeats, warmup).items():
+            per_token = 1e3 * t["median_ms"] / (steps * batch_size)
+            rows.append({"depth": D, "model": name, **t, "us_per_token": per_token})
+    return rows
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The benchmark as a plain-text table: medians (ms) and ratios per batch."""
+    models = list(dict.fromkeys(r["model"] for r in result["results"]))
+    hidden = result.get("hidden", {})
+    head = f"{'B':>4} " + " ".join(f"{m:>13}" for m in models)
+    sub = f"{'':>4} " + " ".join(f"{'H=' + str(hidden.get(m, '')):>13}" for m in models)
+    lines = [head, sub]
+    for B in dict.fromkeys(r["batch"] for r in result["results"]):
+        med = {r["model"]: r["median_ms"] for r in result["results"] if r["batch"] == B}
+        lines.append(f"{B:>4} " + " ".join(f"{med[m]:>10.1f} ms" for m in models))
+    lines.append("")
+    for B, ratios in result["ratios"].items():
+        text = ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items())
+        lines.append(f"B = {B}: {text}")
+    meta = result["meta"]
+    lines.append(
+        f"{meta['device']}, torch {meta['torch']}, {meta['threads']} thread(s), "
+        f"load average {meta['loadavg_before']} -> {meta['loadavg_after']}"
+    )
+    for B, c in result.get("compile_s", {}).items():
+        lines.append(
+            f"compile (B = {B}): first call {c['first_call_s']:.1f} s, first call "
+            f"at a new length {c['new_length_first_call_s']:.1f} s"
+        )
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m rhn bench",
+        description="Time forward+backward of the RHN (plain loop and fast path) "
+        "against torch.nn.LSTM/GRU at the same hidden size and at the same "
+        "parameter count. Prints a table and writes JSON.",
+    )
+    p.add_argument("--batch", type=int, nargs="+", default=[1, 32, 128], help="B")
+    p.add_argument("--steps", type=int, default=100, help="T (default 100)")
+    p.add_argument("--input-size", type=int, default=64, help="I (default 64)")
+    p.add_argument("--hidden-size", type=int, default=256, help="H (default 256)")
+    p.add_argument("--depth", type=int, default=5, help="D (default 5)")
+    p.add_argument("--repeats", type=int, default=20, help="timed rounds (20)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed rounds (2)")
+    p.add_argument(
+        "--models",
+        nargs="+",
+        default=list(MODELS),
+        choices=[*MODELS, "rhn-compiled"],
+        help="models to time (default: all but rhn-compiled)",
+    )
+    p.add_argument(
+        "--compile", action="store_true", help="also time rhn-compiled (slow start)"
+    )
+    p.add_argument(
+        "--depths",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also time cost per token at these depths (B = the largest --batch "
+        "that is at most 32)",
+    )
+    p.add_argument("--device", default="cpu", help="cpu, cuda or auto (default cpu)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--out",
+        default=None,
+        help="JSON file to write (default: results-<device type>.json in the "
+        "current directory); '-' to write none",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m rhn bench``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(_checks.positive_int("--threads", args.threads))
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        print("python -m rhn bench: --device cuda but no CUDA device is available")
+        return 2
+    models = list(args.models)
+    if args.compile and "rhn-compiled" not in models:
+        models.append("rhn-compiled")
+    result = run(
+        args.batch,
+        steps=args.steps,
+        input_size=args.input_size,
+        hidden_size=args.hidden_size,
+        depth=args.depth,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        models=models,
+        device=device,
+        seed=args.seed,
+    )
+    if args.depths:
+        small = [b for b in args.batch if b <= 32] or [min(args.batch)]
+        result["depth_sweep"] = depth_sweep(
+            args.depths,
+            batch_size=max(small),
+            steps=args.steps,
+            input_size=args.input_size,
+            hidden_size=args.hidden_size,
+            repeats=max(3, args.repeats // 2),
+            device=device,
+        )
+        result["meta"]["loadavg_after"] = _loadavg()
+    print(format_table(result))
+    for row in result.get("depth_sweep", []):
+        print(
+            f"D = {row['depth']:>2} {row['model']:>9}: {row['median_ms']:8.1f} ms, "
+            f"{row['us_per_token']:6.2f} us/token"
+        )
+    out = args.out or f"results-{torch.device(device).type}.json"
+    if out != "-":
+        with open(out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+        print(f"wrote {out}")
+    return 0
