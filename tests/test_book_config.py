@@ -171,6 +171,7 @@ def test_landing_page_says_how_to_use_the_book():
     assert "(how-to-use)=" in text
     for words in ("Colab", "make book", "jupyter lab", "GPU", "download"):
         assert words in text, words
+    assert CONFIG["html"]["baseurl"] in text and REPO_URL in text
 
 
 # --- the set-up cell: Colab installs rhn, keeps its torch, uses the GPU -------
