@@ -265,3 +265,74 @@ def test_jacobian_method_needs_one_layer():
         gradient_norms(
             model, torch.ones(3, 2, 3, dtype=torch.float64), method="jacobian"
         )
+
+
+@pytest.mark.parametrize("depth, bias", [(1, -2.0), (3, -4.0), (10, -3.0)])
+def test_factor_per_step_is_the_carry_for_small_weights(depth, bias):
+    # eq. (eq-gradflow-carry): with weights -> 0 the step Jacobian is
+    # prod_k diag(1 - t_k), t_k = sigm(b_T), so the norm shrinks by (1-sigm(b))^D
+    model = _model("rhn", H=8, depth=depth, transform_bias=bias, init_scale=1e-6)
+    norms = gradient_norms(model, torch.randn(20, 4, 3, dtype=torch.float64))
+    carry = (1 - torch.sigmoid(torch.tensor(bias, dtype=torch.float64))) ** depth
+    torch.testing.assert_close(
+        norms[1:] / norms[:-1], carry.expand(19), rtol=1e-4, atol=0
+    )
+    torch.testing.assert_close(norms[0], carry, rtol=1e-4, atol=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_norm_is_bounded_by_the_gershgorin_disc_edges(name):
+    # eq. (eq-gradflow-disc-bound): ||g_k||_1 <= ||v||_1 prod_t max_i sum_j |J_ij|
+    from rhn import analysis
+
+    model = _model(name, H=6, **({"depth": 2} if name == "rhn" else {}))
+    T, B = 12, 3
+    x = torch.randn(T, B, 3, dtype=torch.float64)
+    g1 = gradient_norms(model, x, ord=1, lstm_state="hc", reduction="none")
+    h = c = torch.zeros(B, 6, dtype=torch.float64)
+    edges = []
+    with torch.no_grad():
+        for t in range(T):
+            if name == "lstm":
+                J = analysis.lstm_temporal_jacobian(model, x[t], h, c)
+                _, (h, c) = model(x[t : t + 1], (h[None], c[None]))
+                h, c = h[0], c[0]
+            else:
+                fn = {
+                    "rhn": lambda x_, s_: analysis.temporal_jacobian(
+                        model.cells[0], x_, s_
+                    ),
+                    "rnn": lambda x_, s_: analysis.rnn_temporal_jacobian(model, x_, s_),
+                    "gru": lambda x_, s_: analysis.gru_temporal_jacobian(model, x_, s_),
+                }[name]
+                J = fn(x[t], h)
+                _, h = model(x[t : t + 1], h[None])
+                h = h[0]
+            centres, radii = analysis.gershgorin_discs(J)
+            edges.append((centres.abs() + radii).amax(-1))  # (B,)
+    edges = torch.stack(edges)  # (T, B)
+    v1 = projection(6, dtype=torch.float64).abs().sum()
+    bound = v1 * edges.flip(0).cumprod(0)  # lag k crosses steps T-1-k .. T-1
+    assert torch.all(g1 <= bound * (1 + 1e-12))
+    assert torch.all(g1 > 0)
+
+
+def test_plot_gradient_norms():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rhn.plots import COLORS, plot_gradient_norms
+
+    ax = plot_gradient_norms(
+        {"LSTM": torch.tensor([1.0, 0.1, 0.0]), "mine": [1.0, 2.0, 3.0]},
+        styles={"mine": "--"},
+    )
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["LSTM", "mine"]
+    assert lines[0].get_color() == COLORS["lstm"] and lines[1].get_linestyle() == "--"
+    assert ax.get_yscale() == "log"
+    assert torch.isnan(torch.tensor(lines[0].get_ydata()[2]))  # an underflow is a gap
+    with pytest.raises(ValueError, match="1-D"):
+        plot_gradient_norms({"a": torch.ones(2, 2)})
+    with pytest.raises(TypeError, match="non-empty dict"):
+        plot_gradient_norms({})
