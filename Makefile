@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit lint clean
+.PHONY: book test unit browser lint clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,14 @@ book: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
-test: unit book
+test: unit book browser
+
+# Browser tests of the built site (tests/browser, run after `make book`): they
+# need Debian's Chromium and the npm packages that stand in for the CDN scripts
+browser: $(STAMP)
+	test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
+	npm ci --no-audit --no-fund --ignore-scripts
+	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check rhn tests

@@ -100,6 +100,8 @@ def browser() -> Iterator[Browser]:
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--no-first-run",
+                "--disable-quic",
+                "--disable-sync",
             ],
         )
         yield b
