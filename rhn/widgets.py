@@ -86,6 +86,8 @@ DrawFn = Callable[..., Any]
 """``draw(ax, **params)``: draws one setting of the parameters on ``ax``."""
 
 MODES = ("auto", "live", "static")
+_LABEL_WIDTH = "13em"  # the same for every control, so the sliders line up
+_CONTROL_WIDTH = "36em"
 
 
 # ---------------------------------------------------------------------------
@@ -161,7 +163,8 @@ class Control:
             "options": options,
             "value": self.default,
             "description": self.label or self.name,
-            "style": {"description_width": "initial"},
+            "style": {"description_width": _LABEL_WIDTH},
+            "layout": W.Layout(width=_CONTROL_WIDTH),
         }
         if self.numeric:
             return W.SelectionSlider(continuous_update=True, **common)
@@ -171,7 +174,8 @@ class Control:
         """A continuous slider (numbers) or toggle buttons (other values)."""
         common = {
             "description": self.label or self.name,
-            "style": {"description_width": "initial"},
+            "style": {"description_width": _LABEL_WIDTH},
+            "layout": W.Layout(width=_CONTROL_WIDTH),
         }
         if not self.numeric:
             options = list(zip(self.labels, self.values, strict=True))
