@@ -10,6 +10,7 @@ Commands:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import sys
@@ -36,150 +37,134 @@ def _main_parser() -> argparse.ArgumentParser:
 def train_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m rhn train``: one option per config field."""
     from .tasks import TASKS
+    from .train import TrainConfig
 
-    defaults = "\n".join(
+    config_defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    overrides = "\n".join(
         f"  {name}: "
-        + ", ".join(f"{k.replace('_', '-')}={v}" for k, v in task.defaults.items())
+        + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in task.defaults.items())
         for name, task in TASKS.items()
     )
     p = argparse.ArgumentParser(
         prog="python -m rhn train",
-        description="Train a recurrent model on a seeded toy task. Options left out "
-        "take the task's defaults (chosen so that --model rhn solves the task), "
-        "then the defaults of rhn.train.TrainConfig.",
-        epilog=f"task defaults:\n{defaults}\n\nexample:\n  python -m rhn train "
-        "--task adding --seq-len 100 --model rhn --depth 3 --seed 0 --device auto "
-        "--out runs/adding",
+        description="Train a recurrent model on a seeded toy task and write "
+        "DIR/metrics.json (final held-out loss, baseline, history) and "
+        "DIR/checkpoint.pt. Options left out take the task's defaults (listed "
+        "below; chosen so that --model rhn solves the task), then the defaults "
+        "shown with each option.",
+        epilog=f"task defaults (override the option defaults):\n{overrides}\n\n"
+        "example:\n  python -m rhn train --task adding --seq-len 100 --model rhn "
+        "--depth 3 --seed 0 --device auto --out runs/adding",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS,  # absent options fall back to defaults
     )
+
+    def option(flag: str, text: str, **kwargs: object) -> None:
+        """Add ``flag``, its help ending with the TrainConfig default."""
+        field = flag.removeprefix("--").replace("-", "_")
+        p.add_argument(
+            flag, help=f"{text} (default: {config_defaults[field]})", **kwargs
+        )
+
     p.add_argument(
         "--task",
         choices=sorted(TASKS),
         default="adding",
         help="the toy task (default: adding)",
     )
-    p.add_argument(
-        "--seq-len",
-        type=int,
-        metavar="T",
-        help="sequence length T of the task (task default)",
-    )
-    p.add_argument(
-        "--model",
-        choices=["rhn", "lstm", "gru", "rnn"],
-        help="recurrent core (default: rhn)",
-    )
-    p.add_argument(
+    option("--seq-len", "sequence length T of the task", type=int, metavar="T")
+    option("--model", "recurrent core", choices=["rhn", "lstm", "gru", "rnn"])
+    option(
         "--depth",
+        "RHN recurrence depth D, ignored by the other models",
         type=int,
         metavar="D",
-        help="RHN recurrence depth D; ignored by other models (default 3)",
     )
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--hidden-size", type=int, metavar="H", help="hidden size H (task default)"
+        "--hidden-size",
+        type=int,
+        metavar="H",
+        help=f"hidden size H (default: {config_defaults['hidden_size']})",
     )
     size.add_argument(
         "--num-params",
         type=int,
         metavar="P",
-        help="instead of --hidden-size: the H whose core has about P "
-        "parameters (to compare models at equal size)",
+        help="instead of --hidden-size: the H whose recurrent core "
+        "has about P parameters, to compare models at equal size",
     )
-    p.add_argument(
-        "--num-layers",
-        type=int,
-        metavar="N",
-        help="stacked recurrent layers N (default 1)",
-    )
-    p.add_argument(
+    option("--num-layers", "stacked recurrent layers N", type=int, metavar="N")
+    option(
         "--transform-bias",
+        "initial RHN transform-gate bias (negative: the "
+        "cell starts by carrying its state)",
         type=float,
         metavar="B",
-        help="initial RHN transform-gate bias, negative = carry (task default)",
     )
-    p.add_argument(
-        "--steps", type=int, help="optimiser steps, one fresh batch each (task default)"
-    )
-    p.add_argument(
-        "--batch-size", type=int, metavar="B", help="sequences per step (task default)"
-    )
-    p.add_argument("--lr", type=float, help="Adam learning rate (task default)")
-    p.add_argument(
+    option("--steps", "optimiser steps, each on a fresh batch", type=int, metavar="S")
+    option("--batch-size", "sequences per step", type=int, metavar="B")
+    option("--lr", "Adam learning rate", type=float)
+    option(
         "--lr-schedule",
+        "learning-rate schedule; cosine decays to lr/10",
         choices=["constant", "cosine"],
-        help="learning-rate schedule; cosine decays to lr/10 (default cosine)",
     )
-    p.add_argument("--weight-decay", type=float, help="Adam weight decay (default 0)")
-    p.add_argument(
-        "--clip",
-        type=float,
-        help="max global gradient norm, 0 = no clipping (default 1)",
-    )
-    p.add_argument(
-        "--eval-every",
-        type=int,
-        metavar="K",
-        help="held-out evaluation every K steps (default 100)",
-    )
-    p.add_argument(
-        "--eval-samples",
-        type=int,
-        metavar="M",
-        help="size of the held-out set (default 1000)",
-    )
-    p.add_argument(
+    option("--weight-decay", "Adam weight decay", type=float, metavar="W")
+    option("--clip", "max global gradient norm, 0 = no clipping", type=float)
+    option("--eval-every", "held-out evaluation every K steps", type=int, metavar="K")
+    option("--eval-samples", "size of the held-out set", type=int, metavar="M")
+    option(
         "--stop-loss",
+        "stop early once the held-out loss is below L",
         type=float,
         metavar="L",
-        help="stop early once the held-out loss is below L (default: never)",
     )
-    p.add_argument(
+    option(
         "--seed",
+        "seed of the initial weights, the batches and the held-out set",
         type=int,
-        help="seed of the weights, batches and held-out set (default 0)",
     )
-    p.add_argument(
+    option(
         "--device",
+        "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
         metavar="DEV",
-        help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps (default auto)",
     )
     p.add_argument(
         "--no-amp",
         dest="amp",
         action="store_false",
-        help="turn off mixed precision (used on CUDA only)",
+        help="turn off mixed precision (on by default, used on CUDA only)",
     )
-    p.add_argument(
+    option(
         "--threads",
+        "torch CPU threads; small recurrent models are fastest on one",
         type=int,
-        help="torch CPU threads (default 1: small recurrent models are "
-        "fastest single-threaded, and it behaves on a shared machine)",
+        metavar="N",
     )
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="write DIR/metrics.json and DIR/checkpoint.pt (default: "
+        help="directory for metrics.json and checkpoint.pt (default: "
         "runs/<task>-<model>)",
     )
-    p.add_argument(
+    option(
         "--checkpoint-every",
+        "also write the checkpoint every K steps; 0 means at the end only",
         type=int,
         metavar="K",
-        help="also write the checkpoint every K steps (default: at the end only)",
     )
     p.add_argument(
         "--resume",
         metavar="CKPT",
-        help="continue the run saved in this checkpoint.pt (same "
-        "options as the run that wrote it)",
+        help="continue the run saved in this checkpoint.pt, given the "
+        "same options as the run that wrote it",
     )
     p.add_argument(
         "--no-progress",
         dest="progress",
         action="store_false",
-        help="hide the progress bar",
+        help="hide the progress bar (shown by default)",
     )
     return p
 
