@@ -74,6 +74,9 @@ __all__ = [
     "render_png",
     "interactive_figure",
     "default_mode",
+    "example_rnn_jacobian",
+    "example_rhn_jacobian",
+    "gradient_flow_curves",
     "rnn_discs_figure",
     "rhn_jacobian_figure",
     "gradient_flow_figure",
@@ -456,6 +459,38 @@ def _base_rnn(hidden_size: int, seed: int) -> tuple[torch.Tensor, ...]:
     return w_ih, w_hh, xs
 
 
+def example_rnn_jacobian(
+    *,
+    scale: float = 1.0,
+    init: str = "gaussian",
+    hidden_size: int = 12,
+    seed: int = 0,
+) -> torch.Tensor:
+    r"""The temporal Jacobian drawn by :func:`rnn_discs_figure`, ``(H, H)`` float64.
+
+    A tanh :class:`rhn.RNN` with recurrent matrix ``scale * R0`` (``R0`` a
+    fixed Gaussian matrix with entries :math:`\mathcal{N}(0, 1/H)`, or the
+    identity), zero biases, runs 20 steps on seeded random inputs; the result
+    is :func:`rhn.analysis.rnn_temporal_jacobian` at the next step.
+    """
+    from . import analysis
+    from .baselines import RNN
+
+    scale = _checks.real("scale", scale)
+    init = _checks.choice("init", init, ["gaussian", "identity"])
+    H = _checks.positive_int("hidden_size", hidden_size)
+    w_ih, w_hh, xs = _base_rnn(H, seed)
+    R = w_hh if init == "gaussian" else torch.eye(H, dtype=torch.float64)
+    rnn = RNN(_INPUT, H, dtype=torch.float64)
+    with torch.no_grad():
+        rnn.rnn.weight_ih_l0.copy_(w_ih)
+        rnn.rnn.weight_hh_l0.copy_(scale * R)
+        rnn.rnn.bias_ih_l0.zero_()
+        rnn.rnn.bias_hh_l0.zero_()
+        _, s = rnn(xs[:-1].unsqueeze(1))  # (N=1, B=1, H)
+        return analysis.rnn_temporal_jacobian(rnn, xs[-1], s[0, 0])  # (H, H)
+
+
 def rnn_discs_figure(
     ax: Axes,
     *,
@@ -487,21 +522,9 @@ def rnn_discs_figure(
         ``ax``.
     """
     from . import analysis, plots
-    from .baselines import RNN
 
-    scale = _checks.real("scale", scale)
-    init = _checks.choice("init", init, ["gaussian", "identity"])
-    H = _checks.positive_int("hidden_size", hidden_size)
-    w_ih, w_hh, xs = _base_rnn(H, seed)
-    R = w_hh if init == "gaussian" else torch.eye(H, dtype=torch.float64)
-    rnn = RNN(_INPUT, H, dtype=torch.float64)
-    with torch.no_grad():
-        rnn.rnn.weight_ih_l0.copy_(w_ih)
-        rnn.rnn.weight_hh_l0.copy_(scale * R)
-        rnn.rnn.bias_ih_l0.zero_()
-        rnn.rnn.bias_hh_l0.zero_()
-        _, s = rnn(xs[:-1].unsqueeze(1))  # (N=1, B=1, H)
-        J = analysis.rnn_temporal_jacobian(rnn, xs[-1], s[0, 0])  # (H, H)
+    J = example_rnn_jacobian(scale=scale, init=init, hidden_size=hidden_size, seed=seed)
+    init, H = init.lower(), J.shape[0]
     centres, radii = analysis.gershgorin_discs(J)
     plots.plot_discs(
         centres,
@@ -547,6 +570,29 @@ def _rhn_jacobian(
         return analysis.temporal_jacobian(cell, xs[-1], s)  # (H, H)
 
 
+def example_rhn_jacobian(
+    *,
+    transform_bias: float = -2.0,
+    scale: float = 1.0,
+    depth: int = 2,
+    coupled: bool = True,
+    hidden_size: int = 12,
+    seed: int = 0,
+) -> torch.Tensor:
+    """The temporal Jacobian drawn by :func:`rhn_jacobian_figure`, ``(H, H)``.
+
+    Float64; see :func:`rhn_jacobian_figure` for the set-up. Results are
+    cached, so a slider that returns to a setting costs nothing.
+    """
+    b = _checks.real("transform_bias", transform_bias)
+    scale = _checks.real("scale", scale)
+    D = _checks.positive_int("depth", depth)
+    H = _checks.positive_int("hidden_size", hidden_size)
+    if not isinstance(coupled, bool):
+        raise TypeError(f"coupled must be a bool, got {type(coupled).__name__}")
+    return _rhn_jacobian(b, scale, D, coupled, H, seed).clone()
+
+
 def rhn_jacobian_figure(
     ax: Axes,
     *,
@@ -585,11 +631,15 @@ def rhn_jacobian_figure(
     """
     from . import analysis, plots
 
-    b = _checks.real("transform_bias", transform_bias)
-    scale = _checks.real("scale", scale)
-    D = _checks.positive_int("depth", depth)
-    H = _checks.positive_int("hidden_size", hidden_size)
-    J = _rhn_jacobian(b, scale, D, bool(coupled), H, seed)
+    J = example_rhn_jacobian(
+        transform_bias=transform_bias,
+        scale=scale,
+        depth=depth,
+        coupled=bool(coupled),
+        hidden_size=hidden_size,
+        seed=seed,
+    )
+    b, D = float(transform_bias), int(depth)
     centres, radii = analysis.gershgorin_discs(J)
     kind = "coupled" if coupled else "uncoupled"
     plots.plot_discs(
@@ -643,6 +693,29 @@ def _rhn_norms(
     return gradflow.gradient_norms(model, _gradflow_input(steps, seed)).numpy()
 
 
+def gradient_flow_curves(
+    *,
+    transform_bias: float = -2.0,
+    depth: int = 3,
+    steps: int = 40,
+    hidden_size: int = 16,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    """The curves drawn by :func:`gradient_flow_figure`.
+
+    Returns:
+        ``{"rhn": ..., "rnn": ..., "lstm": ...}``, each an array of shape
+        ``(steps,)``: the gradient norm at lag ``k`` (index ``k``). Cached.
+    """
+    b = _checks.real("transform_bias", transform_bias)
+    D = _checks.positive_int("depth", depth)
+    T = _checks.positive_int("steps", steps, minimum=2)
+    H = _checks.positive_int("hidden_size", hidden_size)
+    curves = dict(_baseline_norms(T, H, seed))
+    curves["rhn"] = _rhn_norms(b, D, T, H, seed)
+    return {name: values.copy() for name, values in curves.items()}
+
+
 _FLOOR = 1e-30  # norms below this (or exactly 0) are drawn at the floor
 
 
@@ -679,13 +752,15 @@ def gradient_flow_figure(
     """
     from .plots import COLORS
 
-    b = _checks.real("transform_bias", transform_bias)
-    D = _checks.positive_int("depth", depth)
-    T = _checks.positive_int("steps", steps, minimum=2)
-    H = _checks.positive_int("hidden_size", hidden_size)
+    curves = gradient_flow_curves(
+        transform_bias=transform_bias,
+        depth=depth,
+        steps=steps,
+        hidden_size=hidden_size,
+        seed=seed,
+    )
+    b, D, T, H = float(transform_bias), int(depth), int(steps), int(hidden_size)
     lo, hi = ylim
-    curves = dict(_baseline_norms(T, H, seed))
-    curves["rhn"] = _rhn_norms(b, D, T, H, seed)
     lags = np.arange(T)
     labels = {"rhn": f"RHN (D = {D}, $b_T$ = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
     for name in ("rnn", "lstm", "rhn"):

@@ -164,7 +164,9 @@ def _assert_readable(png: bytes) -> None:
 @pytest.mark.parametrize("coupled", [True, False])
 @pytest.mark.parametrize("bias", [-10.0, 10.0])
 def test_extreme_rhn_settings_are_finite(bias, coupled):
-    J = widgets._rhn_jacobian(bias, 3.0, 4, coupled, 12, 0)
+    J = widgets.example_rhn_jacobian(
+        transform_bias=bias, scale=3.0, depth=4, coupled=coupled
+    )
     assert J.isfinite().all()
     png = widgets.render_png(
         widgets.rhn_jacobian_figure,
@@ -175,13 +177,13 @@ def test_extreme_rhn_settings_are_finite(bias, coupled):
 
 def test_large_negative_bias_carries_the_state():
     """b_T = -10 closes the transform gate: the step Jacobian is almost I."""
-    J = widgets._rhn_jacobian(-10.0, 3.0, 4, True, 12, 0)
+    J = widgets.example_rhn_jacobian(transform_bias=-10.0, scale=3.0, depth=4)
     assert np.allclose(J.numpy(), np.eye(12), atol=1e-3)
 
 
 @pytest.mark.parametrize("bias", [-10.0, 10.0])
 def test_extreme_gradient_flow_is_finite(bias):
-    norms = widgets._rhn_norms(bias, 3, 40, 16, 0)
+    norms = widgets.gradient_flow_curves(transform_bias=bias)["rhn"]
     assert np.isfinite(norms).all() and (norms >= 0).all()
     _assert_readable(
         widgets.render_png(widgets.gradient_flow_figure, {"transform_bias": bias})
