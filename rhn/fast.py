@@ -191,41 +191,42 @@ def _backward(
     # z of micro-layer 0 is the gradient of x_proj: it gets a full buffer
     grad_x_proj = Y[0].new_empty(T, B, GH)
     z_ring = [grad_x_proj] + [Y[0].new_empty(n, B, GH) for _ in range(D - 1)]
-    d_ring = [Y[0].new_empty(n, B, GH) for _ in range(D)]  # y (1 - y)
-    v_ring = [Y[0].new_empty(n, B, H) for _ in range(D)]  # h - s, or h
+    q_ring = [Y[0].new_empty(n, B, GH) for _ in range(D)]
+    c_ring = [Y[0].new_empty(n, B, H) for _ in range(D)] if coupled else []
     grad_w = [w.new_zeros(w.shape) for w in weights] if need_weights else []
     grad_b = [w.new_zeros(w.shape[0]) for w in weights[1:]] if need_weights else []
     go_views = grad_out.unbind(0) if grad_out is not None else None
     for stop in range(T, 0, -n):
         start = max(0, stop - n)
         m = stop - start
-        z_views, y_views, d_views, v_views, s_views = [], [], [], [], []
+        z_views, q_views, c_views = [], [], []
         for k in range(D):
-            y_c = Y[k][start:stop]
-            d_c = torch.addcmul(y_c, y_c, y_c, value=-1.0, out=d_ring[k][:m])
-            v_c = torch.add(y_c[..., :H], y_c[..., :H], out=v_ring[k][:m]).sub_(1.0)
+            # For all steps of the chunk at once, in a few large operations:
+            # q = [t y_H(1-y_H); (h - s) t(1-t)] (uncoupled: [t y_H(1-y_H);
+            # h t(1-t); s c(1-c)]) and the carry gate c, so that each step
+            # below needs only z = g q, g c and one product.
+            y_c, s_c = Y[k][start:stop], S[k][start:stop]
+            q_c = torch.addcmul(y_c, y_c, y_c, value=-1.0, out=q_ring[k][:m])
+            q_c[..., :H].mul_(y_c[..., H : 2 * H])
+            h_c = torch.add(y_c[..., :H], y_c[..., :H]).sub_(1.0)  # h = 2 y_H - 1
             if coupled:
-                v_c.sub_(S[k][start:stop])  # h - s
+                q_c[..., H:].mul_(h_c.sub_(s_c))
+                c_c = torch.sub(1.0, y_c[..., H:], out=c_ring[k][:m])
+            else:
+                q_c[..., H : 2 * H].mul_(h_c)
+                q_c[..., 2 * H :].mul_(s_c)
+                c_c = y_c[..., 2 * H :]
             z_c = z_ring[k][start:stop] if k == 0 else z_ring[k][:m]
-            z_views.append(z_c.unbind(0))
-            y_views.append(y_c.unbind(0))
-            d_views.append(d_c.unbind(0))
-            v_views.append(v_c.unbind(0))
-            s_views.append(S[k][start:stop].unbind(0))
+            z_views.append(z_c.view(m, B, G, H).unbind(0))
+            q_views.append(q_c.view(m, B, G, H).unbind(0))
+            c_views.append(c_c.unbind(0))
         for i in range(m - 1, -1, -1):
             if go_views is not None:
                 g.add_(go_views[start + i])
             for k in range(D - 1, -1, -1):
-                y, z = y_views[k][i], z_views[k][i]
-                torch.mul(g, y[:, H : 2 * H], out=z[:, :H])  # dL/dh = g t
-                if coupled:  # s_new = s + t (h - s)
-                    torch.mul(g, v_views[k][i], out=z[:, H : 2 * H])
-                    g.sub_(z[:, :H])  # g (1 - t): the carry path
-                else:  # s_new = h t + s c
-                    torch.mul(g, v_views[k][i], out=z[:, H : 2 * H])
-                    torch.mul(g, s_views[k][i], out=z[:, 2 * H :])
-                    g.mul_(y[:, 2 * H :])
-                z.mul_(d_views[k][i])  # through the sigmoids
+                z = torch.mul(g.unsqueeze(1), q_views[k][i], out=z_views[k][i])
+                g.mul_(c_views[k][i])  # the carry path
+                z = z.view(B, GH)
                 if mask is None:
                     g.addmm_(z, w_b[k])
                 else:
