@@ -166,3 +166,40 @@ def test_impl_is_checked():
     with pytest.raises(TypeError, match="impl"):
         rhn.RHN(2, 3, 1, impl=1)
     assert "impl='loop'" in repr(rhn.RHN(2, 3, 1, impl="loop"))
+
+
+def test_bench_run_and_table():
+    import rhn.bench
+
+    result = rhn.bench.run(
+        (1, 2), steps=3, input_size=2, hidden_size=4, depth=2, repeats=2, warmup=1
+    )
+    assert [r["model"] for r in result["results"]] == list(rhn.bench.MODELS) * 2
+    assert set(result["ratios"]) == {"1", "2"}
+    assert {"loop/fast", "fast/lstm-matched"} <= set(result["ratios"]["1"])
+    params = rhn.count_parameters(rhn.RHN(2, 4, 2))
+    assert result["params"]["rhn-fast"] == params
+    assert result["hidden"]["lstm-matched"] == rhn.matched_hidden_size(
+        "lstm", 2, params
+    )
+    assert result["meta"]["threads"] == torch.get_num_threads()
+    assert all(r["median_ms"] > 0 and r["runs"] == 2 for r in result["results"])
+    assert "rhn-fast" in rhn.bench.format_table(result)
+    with pytest.raises(ValueError, match="models"):
+        rhn.bench.run((1,), steps=2, repeats=1, models=("rhn-slow",))
+
+
+def test_bench_main_writes_json(tmp_path, capsys):
+    import json
+
+    import rhn.bench
+
+    out = tmp_path / "bench.json"
+    argv = ["--batch", "1", "--steps", "2", "--input-size", "2", "--hidden-size"]
+    argv += ["3", "--depth", "1", "--repeats", "1", "--warmup", "0"]
+    argv += ["--models", "rhn-loop", "rhn-fast", "--depths", "1", "2"]
+    assert rhn.bench.main([*argv, "--out", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["meta"]["device_type"] == "cpu"
+    assert [r["depth"] for r in saved["depth_sweep"]] == [1, 1, 2, 2]
+    assert "loop/fast" in capsys.readouterr().out
