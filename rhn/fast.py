@@ -12,14 +12,16 @@ the chapter "Making it fast":
 1. **One autograd node per layer.** :class:`RHNLayerFunction` is a
    :class:`torch.autograd.Function`. Its forward runs the loop with autograd
    off and keeps only what the backward needs, in preallocated contiguous
-   buffers: the states ``S`` (``(D, T+1, B, H)``), the gate activations ``Y``
-   (``(D, T, B, G*H)``) and the candidates ``h`` (``(D, T, B, H)``).
+   buffers, one per micro-layer ``k``: the states ``S[k]`` (``(T+1, B, H)``)
+   and the sigmoid activations ``Y[k]`` (``(T, B, G*H)``).
 2. **A hand-written backward with deferred weight gradients.** The reverse
    loop computes only what must be sequential, the gradient of the state
    (one small matrix product per micro-layer and step). The pre-activation
-   gradients of all steps are kept, and every weight gradient is formed
-   afterwards by *one* large matrix product over the ``T*B`` stacked rows,
-   instead of ``T`` small ones.
+   gradients are kept, and the weight gradients are formed from them by a
+   few large matrix products over stacked ``(steps * B)`` rows (chunks of
+   about 2048 rows), instead of ``T`` small ones. The element-wise factors
+   of a whole chunk are also computed up front, so that each micro-layer
+   step is three operations: ``z = g q``, ``g c`` and ``g += z R``.
 3. **Cheap, contiguous element-wise work.** ``tanh(a) = 2 sigmoid(2a) - 1``:
    the rows of the ``H`` block of the weights are scaled by 2 once per call, so
    a single in-place ``sigmoid`` over the contiguous ``(B, G*H)`` block gives
@@ -173,9 +175,11 @@ def _backward(
     :math:`1 - h^2 = 4 y_H (1 - y_H)`. The state gradient passed back is
     :math:`g \odot c + (\partial a\, R)\odot m` (:math:`m` the state mask).
 
-    The steps are processed in chunks of :func:`_chunk_steps`: per chunk,
-    :math:`y(1-y)` and :math:`h - s` (or :math:`h`) of all its steps are
-    formed by a few large operations, and after it the weight gradients grow
+    The steps are processed in chunks of :func:`_chunk_steps`: per chunk, a
+    few large operations form :math:`q` with :math:`z = g \odot q` (e.g.
+    :math:`q_H = t\, y_H (1 - y_H)`) and the carry gate :math:`c` of all its
+    steps, so that each step needs one broadcast product, one in-place
+    product and one matrix product; after the chunk the weight gradients grow
     by one ``(G*H, rows) @ (rows, H)`` product per micro-layer. The chunk
     buffers are reused, so the backward touches little fresh memory.
     """
