@@ -62,11 +62,7 @@ def _generator(seed: object, generator: object) -> torch.Generator:
                 f"CPU, then moved), got one on {generator.device}"
             )
         return generator
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed}")
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator().manual_seed(_checks.positive_int("seed", seed, minimum=0))
 
 
 def _float_dtype(dtype: object) -> torch.dtype:

@@ -320,10 +320,6 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return torch.load(Path(path), map_location="cpu", weights_only=True)
 
 
-def _new_history() -> dict[str, list[float]]:
-    return {"step": [], "train_loss": [], "eval_step": [], "test_loss": []}
-
-
 def train(
     config: TrainConfig,
     *,
@@ -388,7 +384,12 @@ def train(
             return torch.autocast("cuda", dtype=amp_dtype)
         return contextlib.nullcontext()
 
-    history = _new_history()
+    history: dict[str, list[float]] = {
+        "step": [],
+        "train_loss": [],
+        "eval_step": [],
+        "test_loss": [],
+    }
     step, seconds = 0, 0.0
     if resume is not None:
         state = load_checkpoint(resume)
@@ -396,12 +397,19 @@ def train(
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        if "scaler" in state:
-            scaler.load_state_dict(state["scaler"])
+        scaler.load_state_dict(state["scaler"])
         batches.set_state(state["batch_generator"])
         torch.set_rng_state(state["torch_rng"])
         history = state["history"]
         step, seconds = int(state["step"]), float(state["seconds"])
+
+    def evaluate() -> dict[str, float]:
+        """Score the held-out set and append the scores to the history."""
+        scores = _evaluate(model, task, test_data, autocast)
+        history["eval_step"].append(step)
+        for key, value in scores.items():
+            history.setdefault(key, []).append(value)
+        return scores
 
     def save_checkpoint() -> None:
         out = Path(config.out)
@@ -468,10 +476,7 @@ def train(
                 "lr": optimizer.param_groups[0]["lr"],
             }
             if step % config.eval_every == 0 or step == config.steps:
-                scores = _evaluate(model, task, test_data, autocast)
-                history["eval_step"].append(step)
-                for key, value in scores.items():
-                    history.setdefault(key, []).append(value)
+                scores = evaluate()
                 event.update(scores)
                 if (
                     config.stop_loss is not None
@@ -501,10 +506,7 @@ def train(
             bar.close()
 
     if not history["eval_step"] or history["eval_step"][-1] != step:
-        scores = _evaluate(model, task, test_data, autocast)
-        history["eval_step"].append(step)
-        for key, value in scores.items():
-            history.setdefault(key, []).append(value)
+        evaluate()  # stopped early between evaluations
     model.eval()
     metrics: dict[str, Any] = {
         "task": task.name,
