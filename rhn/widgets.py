@@ -89,6 +89,7 @@ DrawFn = Callable[..., Any]
 """``draw(ax, **params)``: draws one setting of the parameters on ``ax``."""
 
 MODES = ("auto", "live", "static")
+DOM_CLASS = "rhn-interactive-figure"  # CSS class of every InteractiveFigure
 _LABEL_WIDTH = "13em"  # the same for every control, so the sliders line up
 _CONTROL_WIDTH = "36em"
 
@@ -324,6 +325,8 @@ class InteractiveFigure(W.VBox):
             children=[*self.control_widgets.values(), self.view],
             layout=W.Layout(align_items="flex-start"),
         )
+        # marks the figure in the page, for the browser tests (tests/browser)
+        self.add_class(DOM_CLASS)
 
     def params(self) -> dict[str, Any]:
         """The current value of every control, as keyword arguments of draw."""

@@ -37,6 +37,7 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
     )
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("RHN_SITE", ROOT / "_build" / "html")).resolve()
@@ -45,6 +46,8 @@ OUT = ROOT / "test-output" / "browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MAX_PAGE_BYTES = 5 * 1024 * 1024
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+FIGURE_CLASS = "rhn-interactive-figure"  # rhn.widgets.DOM_CLASS
 
 
 def _pages() -> list[str]:
@@ -68,16 +71,28 @@ def _notebook(page: str) -> dict | None:
 
 
 def _count_outputs(nb: dict | None) -> tuple[int, int]:
-    """(static figures, widget views) among the notebook's outputs."""
-    figures = widgets = 0
+    """(static figures, interactive figures) that the page should show.
+
+    Interactive figures are the ``rhn.widgets`` figures whose views are among
+    the outputs (other widgets, such as progress bars, are not counted).
+    """
+    figures, views = 0, set()
     for cell in (nb or {}).get("cells", []):
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             if WIDGET_VIEW in data:
-                widgets += 1
+                views.add(data[WIDGET_VIEW]["model_id"])
             elif "image/png" in data or "image/svg+xml" in data:
                 figures += 1
-    return figures, widgets
+    state = (nb or {}).get("metadata", {}).get("widgets", {})
+    models = state.get(WIDGET_STATE, {}).get("state", {})
+    interactive = sum(
+        1
+        for model_id in views
+        if FIGURE_CLASS
+        in models.get(model_id, {}).get("state", {}).get("_dom_classes", [])
+    )
+    return figures, interactive
 
 
 @pytest.fixture(scope="session")
@@ -120,7 +135,7 @@ class _Visit:
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         self.page.route("**/*", self._route)
         url = base_url + page_path
-        self.redirect = 'http-equiv="refresh"' in (SITE / page_path).read_text()
+        self.redirect = 'http-equiv="refresh"' in (SITE / page_path).read_text().lower()
         self.page.goto(url, wait_until="load")
         if self.redirect:
             # the root index.html only redirects to the book's first page
@@ -184,13 +199,13 @@ def test_page(visit: _Visit) -> None:
         return
     _wait_for_mathjax(page)
     nb = _notebook(page_path)
-    figures, widget_views = _count_outputs(nb)
-    if widget_views:
-        # the widget manager replaces each view's script tag with the widget
+    figures, interactive = _count_outputs(nb)
+    if interactive:
+        # the widget manager renders the views from the saved state on load
         page.wait_for_function(
-            "() => document.querySelectorAll('.cell_output img.widget-image')"
-            ".length > 0 && document.querySelectorAll('.widget-slider, "
-            f".widget-toggle-buttons').length >= {widget_views}",
+            f"() => [...document.querySelectorAll('.{FIGURE_CLASS}')]"
+            ".filter(f => f.querySelector('img.widget-image')).length"
+            f" >= {interactive}",
             timeout=60000,
         )
     page.screenshot(path=_shot_name(page_path), full_page=True)
@@ -256,11 +271,10 @@ def _widget_pages() -> list[str]:
 @pytest.mark.parametrize("visit", _widget_pages(), indirect=True, ids=_widget_pages())
 def test_sliders_move_the_figure(visit: _Visit) -> None:
     page, page_path = visit.page, visit.page.url.split("/", 3)[-1]
-    page.wait_for_selector(
-        ".cell_output img.widget-image", state="attached", timeout=60000
-    )
-    outputs = page.locator(".cell_output:has(img.widget-image)")
-    assert outputs.count() >= 1
+    expected = _count_outputs(_notebook(page_path))[1]
+    page.wait_for_selector(f".{FIGURE_CLASS} img.widget-image", timeout=60000)
+    outputs = page.locator(f".{FIGURE_CLASS}")
+    assert outputs.count() == expected
     moved = 0
     for i in range(outputs.count()):
         output = outputs.nth(i)
@@ -288,13 +302,20 @@ def test_sliders_move_the_figure(visit: _Visit) -> None:
             else:
                 group = output.locator(".widget-toggle-buttons").nth(j - sliders_before)
                 group.locator("button:not(.mod-active)").first.click()
-            page.wait_for_function(
-                "([root, before]) => {"
-                f" const now = ({_VISIBLE_FIGURE_JS})(root);"
-                " return /^(blob|data):/.test(now) && now !== before; }",
-                arg=[output.element_handle(), before],
-                timeout=10000,
-            )
+            try:
+                page.wait_for_function(
+                    "([root, before]) => {"
+                    f" const now = ({_VISIBLE_FIGURE_JS})(root);"
+                    " return /^(blob|data):/.test(now) && now !== before; }",
+                    arg=[output.element_handle(), before],
+                    timeout=10000,
+                )
+            except PlaywrightTimeoutError:
+                output.screenshot(path=_shot_name(page_path, f"-widget{i}-stuck"))
+                pytest.fail(
+                    f"{page_path}: moving control {j} of interactive figure {i} "
+                    "did not change the figure within 10 s"
+                )
             assert _visible_figure_png(output) != pixels_before, (
                 f"{page_path}: control {j} of figure {i} changed the image source "
                 "but not the pixels shown"
