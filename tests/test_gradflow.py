@@ -104,6 +104,15 @@ def test_rhn_with_open_transform_gate_vanishes():
     assert norms[-1] < 1e-12 * norms[0]
 
 
+@pytest.mark.parametrize("impl", ["fast", "loop"])
+def test_rhn_implementations_agree(impl):
+    model = _model("rhn", depth=3, num_layers=2, transform_bias=-1.0, impl=impl)
+    x = torch.randn(8, 3, 3, dtype=torch.float64)
+    torch.testing.assert_close(
+        gradient_norms(model, x), _reference_norms(model, "rhn", x)
+    )
+
+
 @pytest.mark.parametrize("depth", [1, 3])
 def test_rhn_with_closed_transform_gate_keeps_the_norm(depth):
     # t = sigm(-60) ~ 1e-26: c = 1 - t, the Jacobian is the identity (eq. 15)
