@@ -484,7 +484,8 @@ def example_rnn_jacobian(
     H = _checks.positive_int("hidden_size", hidden_size)
     w_ih, w_hh, xs = _base_rnn(H, seed)
     R = w_hh if init == "gaussian" else torch.eye(H, dtype=torch.float64)
-    rnn = RNN(_INPUT, H, dtype=torch.float64)
+    with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
+        rnn = RNN(_INPUT, H, dtype=torch.float64)
     with torch.no_grad():
         rnn.rnn.weight_ih_l0.copy_(w_ih)
         rnn.rnn.weight_hh_l0.copy_(scale * R)

@@ -209,3 +209,15 @@ def test_default_mode(monkeypatch):
     monkeypatch.setenv("RHN_WIDGETS", "live")
     monkeypatch.delenv("JPY_SESSION_NAME")
     assert widgets.default_mode() == "live"
+
+
+def test_drawing_leaves_the_global_random_state_alone():
+    import torch
+
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    widgets.example_rnn_jacobian(scale=0.7)
+    widgets.example_rhn_jacobian(transform_bias=0.3)
+    widgets.gradient_flow_curves(transform_bias=0.3, steps=4, hidden_size=3)
+    torch.testing.assert_close(torch.rand(3), expected)
