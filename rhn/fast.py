@@ -105,7 +105,9 @@ def _forward(
     # size at which the C allocator hands memory back to the system, so the
     # next call reuses warm pages instead of faulting in fresh ones.
     S = [x_proj.new_empty(T + 1, B, H)]
-    Y = [x_proj * scale]  # micro-layer 0 starts from the input projection
+    # micro-layer 0 starts from the input projection; out= keeps the buffer
+    # contiguous even when x_proj is not (batch_first inputs)
+    Y = [torch.mul(x_proj, scale, out=x_proj.new_empty(T, B, GH))]
     if keep:
         S += [x_proj.new_empty(T + 1, B, H) for _ in range(D - 1)]
         Y += [x_proj.new_empty(T, B, GH) for _ in range(D - 1)]
