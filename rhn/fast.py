@@ -110,14 +110,21 @@ def _forward(
     Y = [torch.mul(x_proj, scale, out=x_proj.new_empty(T, B, GH))]
     if keep:
         S += [x_proj.new_empty(T + 1, B, H) for _ in range(D - 1)]
-        Y += [x_proj.new_empty(T, B, GH) for _ in range(D - 1)]
+        # the biases of all steps in one operation each, so that every step
+        # adds its product in place
+        Y += [b.expand(T, B, GH).contiguous() for b in b_s]
         s_views = [x.unbind(0) for x in S]
-        y_views = [x.unbind(0) for x in Y]
+        y_steps = Y
     else:
         # two scratch states, alternating, so that no update reads its output
         scratch = [x_proj.new_empty(B, H), x_proj.new_empty(B, H)]
         s_views = [S[0].unbind(0)] + [[scratch[k % 2]] * T for k in range(1, D)]
-        y_views = [Y[0].unbind(0)] + [[x_proj.new_empty(B, GH)] * T] * (D - 1)
+        y_steps = Y + [x_proj.new_empty(B, GH).expand(T, B, GH)] * (D - 1)
+    # views of every step and gate block, made once (cheaper than slicing)
+    y_views = [y.unbind(0) for y in y_steps]
+    yh_views = [y[..., :H].unbind(0) for y in y_steps]
+    yt_views = [y[..., H : 2 * H].unbind(0) for y in y_steps]
+    yc_views = [y[..., 2 * H :].unbind(0) for y in y_steps]
     s_views[0][0].copy_(s0)
     minus_one = x_proj.new_full((B, H), -1.0)
     h = x_proj.new_empty(B, H)  # scratch: the backward recomputes h from Y
@@ -128,17 +135,17 @@ def _forward(
             s = s_views[k][t]
             si = s if mask is None else torch.mul(s, mask, out=s_in)
             y = y_views[k][t]  # (B, G*H)
-            if k == 0:  # input projection and bias already in place
-                y.addmm_(si, w_t[0])
+            if keep or k == 0:  # input projection or bias already in place
+                y.addmm_(si, w_t[k])
             else:
                 torch.addmm(b_s[k - 1], si, w_t[k], out=y)
             y.sigmoid_()  # one contiguous block: [sigmoid(2 a_H); t (; c)]
-            torch.add(minus_one, y[:, :H], alpha=2.0, out=h)  # tanh(a_H)
+            torch.add(minus_one, yh_views[k][t], alpha=2.0, out=h)  # tanh(a_H)
             s_next = s_views[k + 1][t] if k < D - 1 else out_views[t]
             if coupled:  # s + t (h - s)
-                torch.lerp(s, h, y[:, H : 2 * H], out=s_next)
+                torch.lerp(s, h, yt_views[k][t], out=s_next)
             else:  # h t + s c
-                torch.mul(h, y[:, H : 2 * H], out=s_next).addcmul_(s, y[:, 2 * H :])
+                torch.mul(h, yt_views[k][t], out=s_next).addcmul_(s, yc_views[k][t])
     if keep:
         return S, Y
     return S[:1], []
