@@ -536,7 +536,7 @@ def rnn_discs_figure(
         analysis.eigenvalues(J),
         ax=ax,
         view=view,
-        title=f"tanh RNN, {init} $R$ × {scale:g}  (H = {H})",
+        title=f"tanh RNN, {init} R × {scale:g}  (H = {H})",
     )
     return ax
 
@@ -652,7 +652,7 @@ def rhn_jacobian_figure(
         analysis.eigenvalues(J),
         ax=ax,
         view=view,
-        title=f"RHN, D = {D}, $b_T$ = {b:g}, $R$ × {scale:g}, {kind}",
+        title=f"RHN, D = {D}, b_T = {b:g}, R × {scale:g}, {kind}",
     )
     return ax
 
@@ -774,7 +774,8 @@ def gradient_flow_figure(
     b, D, T, H = float(transform_bias), int(depth), int(steps), int(hidden_size)
     lo, hi = ylim
     lags = np.arange(T)
-    labels = {"rhn": f"RHN (D = {D}, $b_T$ = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
+    # plain-text labels: mathtext layout is a large part of a redraw
+    labels = {"rhn": f"RHN (D = {D}, b_T = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
     for name in ("rnn", "lstm", "rhn"):
         y = np.nan_to_num(curves[name], nan=hi, posinf=hi)
         y = np.clip(np.maximum(y, _FLOOR), lo, hi)
@@ -796,7 +797,7 @@ def gradient_flow_figure(
     ax.yaxis.set_major_formatter(FuncFormatter(_power_of_ten))
     ax.set_xlim(0, T - 1)
     ax.set_xlabel("lag $k$ (steps back from the end)")
-    ax.set_ylabel(r"$\|\partial \mathcal{L} / \partial s^{[T-2-k]}\|$")
+    ax.set_ylabel("gradient norm ‖∂L/∂s‖ at lag k")
     ax.set_title(f"Gradient norm versus lag at initialisation (H = {H})")
     ax.legend(loc="lower left", fontsize="small")
     ax.grid(True, which="major", alpha=0.3)

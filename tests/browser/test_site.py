@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -334,6 +333,16 @@ def _sliders_before(output, j: int) -> int:  # noqa: ANN001
     )
 
 
-def test_local_assets_are_installed() -> None:
-    assert shutil.which("node") or (ROOT / "node_modules").is_dir()
-    assert local_file("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js")
+def test_every_cdn_script_has_a_local_copy() -> None:
+    """Each external script a page asks for is served from node_modules."""
+    urls = set()
+    for page in PAGES:
+        html = (SITE / page).read_text()
+        urls |= set(re.findall(r'<script[^>]*\ssrc="(https?://[^"]+)"', html))
+    assert any("mathjax" in url for url in urls)
+    for url in urls:
+        assert local_file(url) is not None, f"no local copy for {url}"
+    with pytest.raises(LookupError, match="asks for"):
+        local_file(
+            "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@0.1.0/dist/embed-amd.js"
+        )
