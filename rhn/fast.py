@@ -65,7 +65,9 @@ def supported() -> bool:
     return not (active is not None and active())
 
 
-def _gate_scale(hidden_size: int, gates: int, h_factor: float, like: torch.Tensor):
+def _gate_scale(
+    hidden_size: int, gates: int, h_factor: float, like: torch.Tensor
+) -> torch.Tensor:
     """A ``(G*H,)`` vector that is ``h_factor`` on the ``H`` block and 1 elsewhere."""
     scale = like.new_ones(gates * hidden_size)
     scale[:hidden_size] = h_factor
@@ -274,19 +276,30 @@ class RHNLayerFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, x_proj, s0, mask, coupled, *params):  # noqa: ANN001
+    def forward(
+        ctx: Any,
+        x_proj: torch.Tensor,
+        s0: torch.Tensor,
+        mask: torch.Tensor | None,
+        coupled: bool,
+        *params: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         D = (len(params) + 1) // 2
         weights, biases = list(params[:D]), list(params[D:])
         S, Y = _forward(x_proj, s0, mask, coupled, weights, biases, keep=True)
         ctx.coupled = coupled
         ctx.depth = D
         ctx.save_for_backward(mask, *weights, *S, *Y)
-        # the output is a contiguous slab of the first state buffer
-        return S[0][1:], S[0][-1].clone()
+        # The output is a slab of the saved state buffer S[0]; a copy (cheap
+        # next to the loop) lets the caller modify it in place, as with the
+        # plain loop, without corrupting what the backward reads.
+        return S[0][1:].clone(), S[0][-1].clone()
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, grad_out, grad_final):  # noqa: ANN001
+    def backward(
+        ctx: Any, grad_out: torch.Tensor, grad_final: torch.Tensor
+    ) -> tuple[torch.Tensor | None, ...]:
         D = ctx.depth
         mask, *rest = ctx.saved_tensors
         weights, S, Y = (rest[i * D : (i + 1) * D] for i in range(3))

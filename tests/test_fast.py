@@ -126,6 +126,18 @@ def test_gradcheck_layer(coupled, masked):
     assert torch.autograd.gradcheck(f, (x_proj, s0, *weights, *biases))
 
 
+def test_output_can_be_modified_in_place():
+    # as with the loop, whose output is not needed by its backward
+    loop, quick = pair(input_size=2, hidden_size=3, depth=2)
+    x = torch.randn(4, 2, 2, dtype=torch.float64, requires_grad=True)
+    grads = []
+    for net in (loop, quick):
+        out, _ = net(x)
+        out.mul_(2.0)
+        grads.append(torch.autograd.grad(out.sum(), x)[0])
+    torch.testing.assert_close(grads[1], grads[0], **TOL[torch.float64])
+
+
 def test_several_backward_chunks(monkeypatch):
     # the backward walks the steps in chunks; force several, uneven ones
     monkeypatch.setattr(fast, "_chunk_steps", lambda batch, steps: 3)
