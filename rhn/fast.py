@@ -103,9 +103,8 @@ def _forward(
     scale = _gate_scale(H, G, 2.0, x_proj)
     w_t = [(w * scale[:, None]).t() for w in weights]  # (H, G*H) each
     b_s = [b * scale for b in biases]
-    # One buffer per micro-layer rather than one for all: each stays below the
-    # size at which the C allocator hands memory back to the system, so the
-    # next call reuses warm pages instead of faulting in fresh ones.
+    # One buffer per micro-layer, contiguous over (T, B): the rows that the
+    # backward stacks into one weight-gradient product are adjacent in memory.
     S = [x_proj.new_empty(T + 1, B, H)]
     # micro-layer 0 starts from the input projection; out= keeps the buffer
     # contiguous even when x_proj is not (batch_first inputs)
