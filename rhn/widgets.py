@@ -829,7 +829,7 @@ def rnn_discs_widget(*, mode: str = "auto", **figure: Any) -> InteractiveFigure:
             label="weight scale",
             step=0.05,
         ),
-        Control("init", ("gaussian", "identity"), "gaussian", label="R0"),
+        Control("init", ("gaussian", "identity"), "gaussian", label="recurrent matrix"),
     ]
     draw = functools.partial(rnn_discs_figure, **figure)
     return interactive_figure(draw, controls, mode=mode, figsize=(4.8, 4.6))

@@ -221,3 +221,12 @@ def test_drawing_leaves_the_global_random_state_alone():
     widgets.example_rhn_jacobian(transform_bias=0.3)
     widgets.gradient_flow_curves(transform_bias=0.3, steps=4, hidden_size=3)
     torch.testing.assert_close(torch.rand(3), expected)
+
+
+def test_without_stack_auto_mode_is_live(monkeypatch):
+    """ipywidgets 7 (Colab's default) has no Stack: the figure must stay live."""
+    monkeypatch.setenv("RHN_WIDGETS", "static")
+    monkeypatch.delattr(widgets.W, "Stack")
+    assert widgets.default_mode() == "live"
+    with pytest.raises(RuntimeError, match="ipywidgets >= 8"):
+        widgets.interactive_figure(_cheap_draw, CONTROLS, mode="static")
