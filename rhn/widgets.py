@@ -880,7 +880,7 @@ def gradient_flow_widget(*, mode: str = "auto", **figure: Any) -> InteractiveFig
             "transform_bias",
             BIAS_GRID,
             -2.0,
-            label="RHN transform-gate bias b_T",
+            label="transform-gate bias b_T",
             step=0.25,
         )
     ]
