@@ -210,10 +210,11 @@ def _backward(
     grad_w = [w.new_zeros(w.shape) for w in weights] if need_weights else []
     grad_b = [w.new_zeros(w.shape[0]) for w in weights[1:]] if need_weights else []
     go_views = grad_out.unbind(0) if grad_out is not None else None
+    g_gates = g.unsqueeze(1)  # (B, 1, H): g against every gate block at once
     for stop in range(T, 0, -n):
         start = max(0, stop - n)
         m = stop - start
-        z_views, q_views, c_views = [], [], []
+        z_views, zg_views, q_views, c_views = [], [], [], []
         for k in range(D):
             # For all steps of the chunk at once, in a few large operations:
             # q = [t y_H(1-y_H); (h - s) t(1-t)] (uncoupled: [t y_H(1-y_H);
@@ -231,16 +232,17 @@ def _backward(
                 q_c[..., 2 * H :].mul_(s_c)
                 c_c = y_c[..., 2 * H :]
             z_c = z_ring[k][start:stop] if k == 0 else z_ring[k][:m]
-            z_views.append(z_c.view(m, B, G, H).unbind(0))
+            z_views.append(z_c.unbind(0))  # (B, G*H) per step
+            zg_views.append(z_c.view(m, B, G, H).unbind(0))  # (B, G, H)
             q_views.append(q_c.view(m, B, G, H).unbind(0))
             c_views.append(c_c.unbind(0))
         for i in range(m - 1, -1, -1):
             if go_views is not None:
                 g.add_(go_views[start + i])
             for k in range(D - 1, -1, -1):
-                z = torch.mul(g.unsqueeze(1), q_views[k][i], out=z_views[k][i])
+                torch.mul(g_gates, q_views[k][i], out=zg_views[k][i])
+                z = z_views[k][i]
                 g.mul_(c_views[k][i])  # the carry path
-                z = z.view(B, GH)
                 if mask is None:
                     g.addmm_(z, w_b[k])
                 else:
