@@ -1,0 +1,212 @@
+"""Formulas derived in chapters 2 and 3, each checked a second way in float64.
+
+Chapter 2 (ch-shapes): the stacked tanh recurrence and the parameter counts.
+Chapter 3 (ch-bptt): the temporal Jacobian, the BPTT product and recursion,
+the weight gradient, the norm bound and the spectral-radius inequalities.
+The references are PyTorch itself, autograd and finite differences; nothing
+here uses the chapter's code.
+"""
+
+import pytest
+import torch
+
+import rhn
+
+DT = torch.float64
+
+
+def stacked_tanh_rnn(x, layers, s0):
+    """Eq. (eq-shapes-stacked): layer l reads the output sequence of layer l-1."""
+    finals, seq = [], x
+    for (W, R, b_ih, b_hh), s in zip(layers, s0, strict=True):
+        out = []
+        for x_t in seq:
+            s = torch.tanh(x_t @ W.T + b_ih + s @ R.T + b_hh)
+            out.append(s)
+        seq = torch.stack(out)
+        finals.append(s)
+    return seq, torch.stack(finals)
+
+
+@pytest.mark.parametrize("num_layers", [1, 3])
+def test_stacked_recurrence_is_nn_rnn(num_layers):
+    rnn = torch.nn.RNN(3, 5, num_layers, dtype=DT)
+    layers = [
+        tuple(
+            getattr(rnn, f"{n}_l{k}")
+            for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
+        for k in range(num_layers)
+    ]
+    x = torch.randn(9, 4, 3, dtype=DT)
+    s0 = torch.randn(num_layers, 4, 5, dtype=DT)
+    torch.testing.assert_close(
+        stacked_tanh_rnn(x, layers, s0), rnn(x, s0), rtol=0, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "blocks"), [("rnn", 1), ("gru", 3), ("lstm", 4), ("rhn", None)]
+)
+@pytest.mark.parametrize(("I", "H", "N"), [(1, 1, 1), (7, 12, 1), (5, 9, 3)])
+def test_parameter_count_formula(name, blocks, I, H, N):
+    """Eq. (eq-shapes-params), summed over layers; the RHN at depth 4."""
+    D = 4
+    expected = 0
+    for layer in range(N):
+        fan_in = I if layer == 0 else H
+        if name == "rhn":
+            expected += 2 * H * fan_in + D * (2 * H * H + 2 * H)
+        else:
+            expected += blocks * (H * fan_in + H * H + 2 * H)
+    kw = {"depth": D} if name == "rhn" else {}
+    model = rhn.build_model(name, I, H, num_layers=N, **kw)
+    assert rhn.count_parameters(model) == expected
+
+
+def _tanh_rnn(H=6, I=3, gain=2.0):
+    model = rhn.RNN(I, H, dtype=DT)
+    with torch.no_grad():
+        model.rnn.weight_hh_l0.mul_(gain)
+        model.rnn.bias_hh_l0.normal_()
+    return model
+
+
+def _fprime(model, x_t, s_prev):
+    """tanh'(a_t) for the pre-activation a_t of eq. (eq-bptt-rnn)."""
+    r = model.rnn
+    a = r.weight_ih_l0 @ x_t + r.bias_ih_l0 + r.weight_hh_l0 @ s_prev + r.bias_hh_l0
+    return 1 - torch.tanh(a) ** 2
+
+
+def _jacobian(model, x_t, s_prev):
+    """Eq. (eq-bptt-jacobian) written out: diag(f'(a_t)) R."""
+    return torch.diag(_fprime(model, x_t, s_prev)) @ model.rnn.weight_hh_l0
+
+
+def _trajectory(model, x, s0):
+    out, _ = model(x, s0.unsqueeze(0))
+    return [s0, *out]  # s_0, ..., s_T
+
+
+def _final_state(model, x, s, start):
+    """s_T as a function of s_start."""
+    _, state = model(x[start:], s.reshape(1, -1))
+    return state.reshape(-1)
+
+
+@pytest.mark.parametrize("k", [0, 4, 9])
+def test_bptt_jacobian_product_matches_autograd_and_finite_differences(k):
+    torch.manual_seed(k)
+    T, H = 10, 6
+    model = _tanh_rnn(H)
+    x = torch.randn(T, 3, dtype=DT)
+    states = _trajectory(model, x, torch.randn(H, dtype=DT))
+    product = torch.eye(H, dtype=DT)  # eq. (eq-bptt-chain): J_T ... J_{k+1}
+    for t in range(T, k, -1):
+        product = product @ _jacobian(model, x[t - 1], states[t - 1])
+    with torch.no_grad():
+        f = lambda s: _final_state(model, x, s, k)  # noqa: E731
+        auto = torch.autograd.functional.jacobian(f, states[k].detach())
+        eps = 1e-6
+        fd = torch.stack(
+            [
+                (f(states[k] + eps * e) - f(states[k] - eps * e)) / (2 * eps)
+                for e in torch.eye(H, dtype=DT)
+            ],
+            dim=1,
+        )
+    torch.testing.assert_close(auto, product.detach(), rtol=0, atol=1e-12)
+    torch.testing.assert_close(fd, product.detach(), rtol=0, atol=1e-8)
+
+
+def test_bptt_recursion_gives_state_and_weight_gradients():
+    """Eqs. (eq-bptt-grad) and (eq-bptt-weights) against loss.backward()."""
+    torch.manual_seed(1)
+    T, H = 8, 5
+    model = _tanh_rnn(H)
+    x = torch.randn(T, 3, dtype=DT)
+    s0 = torch.randn(H, dtype=DT, requires_grad=True)
+    v = torch.randn(H, dtype=DT)
+    out, _ = model(x, s0.unsqueeze(0))
+    (out[-1] @ v).backward()
+    r = model.rnn
+    with torch.no_grad():
+        states = [s0.detach(), *out.detach()]
+        g = v.clone()  # grad w.r.t. s_T
+        grads = {"R": 0, "W": 0, "b": 0}
+        for t in range(T, 0, -1):
+            delta = _fprime(model, x[t - 1], states[t - 1]) * g  # grad at a_t
+            grads["R"] = grads["R"] + torch.outer(delta, states[t - 1])
+            grads["W"] = grads["W"] + torch.outer(delta, x[t - 1])
+            grads["b"] = grads["b"] + delta
+            g = _jacobian(model, x[t - 1], states[t - 1]).T @ g
+    torch.testing.assert_close(g, s0.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(grads["R"], r.weight_hh_l0.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(grads["W"], r.weight_ih_l0.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(grads["b"], r.bias_hh_l0.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(grads["b"], r.bias_ih_l0.grad, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("fprime", "gamma"),
+    [
+        (lambda a: 1 - torch.tanh(a) ** 2, 1.0),
+        (lambda a: torch.sigmoid(a) * (1 - torch.sigmoid(a)), 0.25),
+    ],
+    ids=["tanh", "sigmoid"],
+)
+def test_jacobian_norm_bound(fprime, gamma):
+    """Eqs. (eq-bptt-bound), (eq-bptt-product-bound) for random R and states."""
+    torch.manual_seed(2)
+    n, H, steps = 100, 8, 6
+    R = torch.randn(n, H, H, dtype=DT) * torch.rand(n, 1, 1, dtype=DT) * 2
+    a = torch.randn(n, steps, H, dtype=DT) * 3
+    sigma = torch.linalg.matrix_norm(R, ord=2)  # (n,)
+    J = fprime(a).unsqueeze(-1) * R.unsqueeze(1)  # (n, steps, H, H)
+    norms = torch.linalg.matrix_norm(J, ord=2)  # (n, steps)
+    assert (norms <= gamma * sigma[:, None] * (1 + 1e-12)).all()
+    # the bound is attained: f'(0) = gamma and J = gamma R at a = 0
+    at_zero = fprime(torch.zeros(H, dtype=DT)).unsqueeze(-1) * R
+    torch.testing.assert_close(torch.linalg.matrix_norm(at_zero, ord=2), gamma * sigma)
+    product = J[:, 0]
+    for t in range(1, steps):
+        product = J[:, t] @ product
+    pn = torch.linalg.matrix_norm(product, ord=2)
+    assert (pn <= norms.prod(dim=1) * (1 + 1e-10)).all()
+    assert (pn <= (gamma * sigma) ** steps * (1 + 1e-10)).all()
+
+
+def test_spectral_radius_bounds():
+    """Eq. (eq-bptt-spectral): rho(M)^n <= ||M^n|| <= ||M||^n."""
+    torch.manual_seed(3)
+    M = torch.randn(200, 7, 7, dtype=DT) * torch.rand(200, 1, 1, dtype=DT) * 2
+    rho = torch.linalg.eigvals(M).abs().amax(dim=-1)
+    sigma = torch.linalg.matrix_norm(M, ord=2)
+    for n in (1, 2, 3, 6):
+        Mn = torch.linalg.matrix_power(M, n)
+        norm_n = torch.linalg.matrix_norm(Mn, ord=2)
+        assert (rho**n <= norm_n * (1 + 1e-9)).all()
+        assert (norm_n <= sigma**n * (1 + 1e-9)).all()
+    # Gelfand: ||M^n||^(1/n) -> rho, so a matrix with rho > 1 makes M^n explode
+    big = torch.linalg.matrix_power(M, 200)
+    grows = rho > 1.05
+    assert grows.any()
+    assert (torch.linalg.matrix_norm(big[grows], ord=2) > 1e4).all()
+
+
+def test_scaled_orthogonal_has_equal_radius_and_norm():
+    torch.manual_seed(4)
+    Q, _ = torch.linalg.qr(torch.randn(30, 30, dtype=DT))
+    for g in (0.5, 1.0, 2.0):
+        R = g * Q
+        rho = torch.linalg.eigvals(R).abs()
+        torch.testing.assert_close(rho, torch.full_like(rho, g))
+        torch.testing.assert_close(
+            torch.linalg.svdvals(R), torch.full((30,), g, dtype=DT)
+        )
+        # diag(d) g Q has singular values g |d_i|, so ||J|| = g max |f'|
+        d = torch.rand(30, dtype=DT)
+        torch.testing.assert_close(
+            torch.linalg.svdvals(torch.diag(d) @ R), g * d.sort(descending=True).values
+        )
