@@ -1,0 +1,110 @@
+"""rhn.plots: pure functions that draw on the axes they are given."""
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import rhn  # noqa: E402
+from rhn import analysis, plots  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_colors_cover_models_and_spectra():
+    for key in ("rhn", "lstm", "gru", "rnn", "disc", "eigenvalue", "unit_circle"):
+        assert matplotlib.colors.is_color_like(plots.COLORS[key])
+
+
+def test_plot_discs_draws_on_given_axes():
+    _, ax = plt.subplots()
+    centres = torch.tensor([0.5, -0.2, 0.1])
+    radii = torch.tensor([0.3, 0.1, 0.0])
+    eigs = torch.tensor([0.4 + 0.1j, 0.4 - 0.1j, -0.2 + 0j])
+    out = plots.plot_discs(centres, radii, eigs, ax=ax)
+    assert out is ax
+    # one collection of 3 discs, centred where asked
+    discs = [c for c in ax.collections if len(c.get_paths()) == 3]
+    assert discs, "the discs were not drawn as one collection"
+    assert ax.get_aspect() == 1.0
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    assert x0 < -1 and x1 > 1 and y0 < -1 and y1 > 1  # the unit circle fits
+    texts = " ".join(t.get_text() for t in ax.texts)
+    assert "rho" in texts and "0.412" in texts  # |0.4 + 0.1i| = 0.412
+    assert ax.get_legend() is not None
+
+
+def test_plot_discs_new_figure_and_numpy_input():
+    ax = plots.plot_discs(np.array([1.0, 1.0]), [0.2, 0.5], legend=False)
+    assert ax.get_legend() is None
+    assert len(ax.texts) == 0  # no eigenvalues, nothing cut: nothing to annotate
+
+
+def test_huge_discs_are_cut_and_noted():
+    # weight scale 3, bias +10: radii of tens; the view stays readable
+    cell = rhn.RHNCell(4, 64, 5, transform_bias=10.0, init_scale=3 / 8).double()
+    x = torch.randn(4, dtype=torch.float64)
+    s = torch.randn(64, dtype=torch.float64).tanh()
+    J = analysis.temporal_jacobian(cell, x, s)
+    _, radii = analysis.gershgorin_discs(J)
+    assert radii.max() > 10
+    ax = plots.plot_spectrum(J)
+    rho = analysis.spectral_radius(J).item()
+    x0, x1 = ax.get_xlim()
+    assert x1 - x0 < 2 * 1.2 * max(4.0, 1.1 * rho)  # not zoomed out to the discs
+    assert np.isfinite([x0, x1, *ax.get_ylim()]).all()
+    assert any("cut" in t.get_text() for t in ax.texts)
+
+
+def test_eigenvalues_outside_max_view_stay_visible():
+    J = torch.diag(torch.tensor([9.0, 0.5], dtype=torch.float64))
+    ax = plots.plot_spectrum(J, max_view=2.0)
+    assert ax.get_xlim()[1] > 9.0
+
+
+def test_fixed_view_and_redraw_on_cleared_axes():
+    _, ax = plt.subplots()
+    J = torch.randn(8, 8, dtype=torch.float64) / 3
+    for _ in range(3):  # what a slider does
+        ax.clear()
+        plots.plot_spectrum(J, ax=ax, view=2.5)
+    assert ax.get_xlim() == (-2.5, 2.5) and ax.get_ylim() == (-2.5, 2.5)
+    ax.clear()
+    plots.plot_spectrum(J, ax=ax, view=(-1, 3, -2, 2), columns=True)
+    assert ax.get_xlim() == (-1, 3)
+
+
+def test_column_discs_are_drawn_when_asked():
+    J = torch.tensor([[0.0, 3.0], [0.0, 5.0]], dtype=torch.float64)
+    # row discs: centre 0 radius 3 and centre 5 radius 0; columns: the reverse
+    ax_rows = plots.plot_spectrum(J, legend=False, max_view=20.0)
+    ax_cols = plots.plot_spectrum(J, legend=False, max_view=20.0, columns=True)
+    assert ax_rows.get_xlim()[0] < -3 < ax_cols.get_xlim()[0]
+    assert ax_cols.get_xlim()[1] > 8 > ax_rows.get_xlim()[1]
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="centres and radii must have the same"):
+        plots.plot_discs([0.0, 1.0], [0.1])
+    with pytest.raises(ValueError, match="radii must be >= 0"):
+        plots.plot_discs([0.0], [-0.1])
+    with pytest.raises(ValueError, match="centres must be 1-D"):
+        plots.plot_discs(torch.zeros(2, 3), torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="radii must be finite"):
+        plots.plot_discs([0.0], [float("nan")])
+    with pytest.raises(TypeError, match="radii must hold real numbers"):
+        plots.plot_discs([0.0], [1j])
+    with pytest.raises(TypeError, match="view must be"):
+        plots.plot_discs([0.0], [1.0], view="big")
+    with pytest.raises(ValueError, match="view must have xmin < xmax"):
+        plots.plot_discs([0.0], [1.0], view=(1, 0, -1, 1))
+    with pytest.raises(ValueError, match="J must be one square matrix"):
+        plots.plot_spectrum(torch.zeros(2, 3, 3))
