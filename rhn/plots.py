@@ -324,8 +324,8 @@ def plot_spectrum(
 
 
 def plot_gradient_norms(
-    curves: dict[str, object],
-    ax: object = None,
+    curves: dict[str, Any],
+    ax: Axes | None = None,
     *,
     colors: dict[str, str] | None = None,
     styles: dict[str, str] | None = None,
@@ -333,7 +333,7 @@ def plot_gradient_norms(
     ylabel: str = "mean gradient norm",
     title: str | None = None,
     legend: bool = True,
-) -> object:
+) -> Axes:
     r"""Gradient norm against lag (or layer) on a log scale, one line per curve.
 
     Made for :func:`rhn.gradflow.gradient_norms` and
@@ -354,7 +354,6 @@ def plot_gradient_norms(
         The axes.
     """
     import matplotlib.pyplot as plt
-    import numpy as np
 
     if not isinstance(curves, dict) or not curves:
         raise TypeError("curves must be a non-empty dict {label: 1-D values}")
