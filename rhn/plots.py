@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.collections import PatchCollection
 from matplotlib.colors import to_rgba
@@ -231,7 +232,9 @@ def plot_discs(
                 ls="--",
                 lw=1.0,
                 color=COLORS["unit_circle"],
-                zorder=2,
+                zorder=2.5,
+                # a white halo keeps the circle visible on top of dense discs
+                path_effects=[patheffects.withStroke(linewidth=2.6, foreground="w")],
             )
         )
         handles.append(
