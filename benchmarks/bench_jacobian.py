@@ -11,6 +11,7 @@ autograd reference for comparison, and for one redraw of the disc plot.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -64,6 +65,11 @@ def bench(dtype: torch.dtype, H: int = 64, D: int = 5, I: int = 8) -> None:
 
 def main() -> None:
     torch.manual_seed(0)
+    if hasattr(os, "getloadavg"):  # timings on a shared machine depend on it
+        print(
+            "load average (1, 5, 15 min): "
+            + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+        )
     # small matrices: one thread avoids the cost of waking a second one, which
     # on a busy 2-core machine can dominate (tens of ms per call)
     for threads in sorted({1, torch.get_num_threads()}):
