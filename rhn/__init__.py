@@ -20,6 +20,8 @@ Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;
 ``batch_first=True`` switches to ``(B, T, I)``.
 """
 
+import importlib
+
 from .baselines import (
     GRU,
     LSTM,
@@ -32,6 +34,26 @@ from .baselines import (
 from .cells import RHN, Highway, RHNCell
 
 __version__ = "0.1.0"
+
+# Submodules load on first use (``rhn.analysis``, ``rhn.widgets``, ...), so
+# ``import rhn`` stays light: plotting, widgets and training pull in matplotlib,
+# ipywidgets and tqdm only when a chapter asks for them.
+_SUBMODULES = (
+    "analysis",
+    "bench",
+    "fast",
+    "gradflow",
+    "plots",
+    "tasks",
+    "train",
+    "widgets",
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'rhn' has no attribute {name!r}")
 
 __all__ = [
     "RHNCell",
