@@ -525,20 +525,12 @@ def rnn_discs_figure(
     Returns:
         ``ax``.
     """
-    from . import analysis, plots
+    from . import plots
 
     J = example_rnn_jacobian(scale=scale, init=init, hidden_size=hidden_size, seed=seed)
     init, H = init.lower(), J.shape[0]
-    centres, radii = analysis.gershgorin_discs(J)
-    plots.plot_discs(
-        centres,
-        radii,
-        analysis.eigenvalues(J),
-        ax=ax,
-        view=view,
-        title=f"tanh RNN, {init} R × {scale:g}  (H = {H})",
-    )
-    return ax
+    title = f"tanh RNN, {init} R × {scale:g}  (H = {H})"
+    return plots.plot_spectrum(J, ax, view=view, title=title)
 
 
 @functools.lru_cache(maxsize=64)
@@ -633,7 +625,7 @@ def rhn_jacobian_figure(
     Returns:
         ``ax``.
     """
-    from . import analysis, plots
+    from . import plots
 
     J = example_rhn_jacobian(
         transform_bias=transform_bias,
@@ -644,17 +636,9 @@ def rhn_jacobian_figure(
         seed=seed,
     )
     b, D = float(transform_bias), int(depth)
-    centres, radii = analysis.gershgorin_discs(J)
     kind = "coupled" if coupled else "uncoupled"
-    plots.plot_discs(
-        centres,
-        radii,
-        analysis.eigenvalues(J),
-        ax=ax,
-        view=view,
-        title=f"RHN, D = {D}, b_T = {b:g}, R × {scale:g}, {kind}",
-    )
-    return ax
+    title = f"RHN, D = {D}, b_T = {b:g}, R × {scale:g}, {kind}"
+    return plots.plot_spectrum(J, ax, view=view, title=title)
 
 
 @functools.lru_cache(maxsize=8)
