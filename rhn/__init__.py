@@ -55,6 +55,7 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rhn' has no attribute {name!r}")
 
+
 __all__ = [
     "RHNCell",
     "RHN",
