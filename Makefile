@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine (see README.md):
 #   make book   set up .venv, install the pinned requirements, build the book
-#   make test   set up .venv if missing, run the unit tests and the strict build
+#   make test   set up .venv if missing: lint, unit tests, strict build, browser tests
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -21,7 +21,7 @@ book: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
-test: unit book browser
+test: lint unit book browser
 
 # Browser tests of the built site (tests/browser, run after `make book`): they
 # need Debian's Chromium and the npm packages that stand in for the CDN scripts
@@ -31,8 +31,8 @@ browser: $(STAMP)
 	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
 
 lint: $(STAMP)
-	$(BIN)/ruff check rhn tests
-	$(BIN)/ruff format --check rhn tests
+	$(BIN)/ruff check rhn tests benchmarks book
+	$(BIN)/ruff format --check rhn tests benchmarks
 
 clean:
 	rm -rf _build .pytest_cache
