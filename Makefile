@@ -31,8 +31,8 @@ browser: $(STAMP)
 	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
 
 lint: $(STAMP)
-	$(BIN)/ruff check rhn tests benchmarks book
-	$(BIN)/ruff format --check rhn tests benchmarks
+	$(BIN)/ruff check rhn tests benchmarks book conftest.py
+	$(BIN)/ruff format --check rhn tests benchmarks conftest.py
 
 clean:
 	rm -rf _build .pytest_cache

@@ -183,8 +183,9 @@ def build_model(
     ``depth``. Every model returned takes ``(T, B, I)`` inputs and returns
     ``(output, state)`` with ``output`` of shape ``(T, B, H)``.
 
-    >>> build_model("rhn", 2, 32, depth=3, num_layers=1)
-    RHN(2, 32, depth=3, num_layers=1...)
+    >>> model = build_model("rhn", 2, 32, depth=3, num_layers=2)
+    >>> model(torch.randn(10, 4, 2))[0].shape
+    torch.Size([10, 4, 32])
     """
     key = _checks.choice("name", name, list(MODELS))
     if key == "rhn" and "depth" not in kwargs:
