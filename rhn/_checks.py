@@ -25,6 +25,13 @@ def positive_int(name: str, value: object, minimum: int = 1) -> int:
     return int(value)
 
 
+def boolean(name: str, value: object) -> bool:
+    """Return ``value`` if it is a ``bool``; raise a ``TypeError`` otherwise."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return value
+
+
 def real(name: str, value: object) -> float:
     """Return ``value`` as a finite float; raise a ``TypeError``/``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

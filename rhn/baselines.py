@@ -54,11 +54,7 @@ class _TorchRecurrent(nn.Module):
         self.input_size = _checks.positive_int("input_size", input_size)
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.num_layers = _checks.positive_int("num_layers", num_layers)
-        if not isinstance(batch_first, bool):
-            raise TypeError(
-                f"batch_first must be a bool, got {type(batch_first).__name__}"
-            )
-        self.batch_first = batch_first
+        self.batch_first = _checks.boolean("batch_first", batch_first)
         self.dropout = _checks.probability("dropout", dropout)
         self.rnn = self._module(
             self.input_size,

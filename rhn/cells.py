@@ -105,9 +105,7 @@ class RHNCell(nn.Module):
         self.input_size = _checks.positive_int("input_size", input_size)
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
-        if not isinstance(coupled, bool):
-            raise TypeError(f"coupled must be a bool, got {type(coupled).__name__}")
-        self.coupled = coupled
+        self.coupled = _checks.boolean("coupled", coupled)
         self.transform_bias = _checks.real("transform_bias", transform_bias)
         if init_scale is not None:
             init_scale = _checks.real("init_scale", init_scale)
@@ -321,11 +319,7 @@ class RHN(nn.Module):
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
         self.num_layers = _checks.positive_int("num_layers", num_layers)
-        if not isinstance(batch_first, bool):
-            raise TypeError(
-                f"batch_first must be a bool, got {type(batch_first).__name__}"
-            )
-        self.batch_first = batch_first
+        self.batch_first = _checks.boolean("batch_first", batch_first)
         self.input_dropout = _checks.probability("input_dropout", input_dropout)
         self.state_dropout = _checks.probability("state_dropout", state_dropout)
         self.output_dropout = _checks.probability("output_dropout", output_dropout)

@@ -136,8 +136,7 @@ class TrainConfig:
             "checkpoint_every", self.checkpoint_every, minimum=0
         )
         for name in ("amp", "progress"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+            _checks.boolean(name, getattr(self, name))
         if self.out is not None:
             self.out = str(self.out)
 

@@ -584,8 +584,7 @@ def example_rhn_jacobian(
     scale = _checks.real("scale", scale)
     D = _checks.positive_int("depth", depth)
     H = _checks.positive_int("hidden_size", hidden_size)
-    if not isinstance(coupled, bool):
-        raise TypeError(f"coupled must be a bool, got {type(coupled).__name__}")
+    _checks.boolean("coupled", coupled)
     return _rhn_jacobian(b, scale, D, coupled, H, seed).clone()
 
 
