@@ -265,9 +265,11 @@ class RHN(nn.Module):
         impl: ``"fast"`` (default) runs each layer with :func:`rhn.fast.run_layer`,
             one autograd node per layer with a hand-written backward;
             ``"loop"`` runs the plain per-step loop over :meth:`RHNCell.step`
-            (the reference, and what higher-order gradients need). Both give
-            the same outputs and gradients to float rounding. Inside
-            ``torch.func`` transforms ``"fast"`` falls back to the loop.
+            (the reference). Both give the same outputs and gradients, of any
+            order, to float rounding; under ``torch.autocast`` both train, the
+            fast path keeping its state in float32 (see :mod:`rhn.fast`).
+            Inside ``torch.func`` transforms ``"fast"`` falls back to the
+            loop.
         device, dtype: where and in what precision to create the parameters.
 
     Inputs: x, state
