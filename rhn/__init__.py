@@ -42,6 +42,7 @@ _SUBMODULES = (
     "analysis",
     "bench",
     "fast",
+    "fused",
     "gradflow",
     "plots",
     "tasks",
