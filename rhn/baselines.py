@@ -7,7 +7,8 @@ book need: the same constructor keywords and ``forward(x, state=None) ->
 readable errors, and the attributes ``input_size``, ``hidden_size``,
 ``num_layers`` and ``batch_first``.
 
-:func:`~rhn.build_model` makes any of the four by name and
+:func:`~rhn.build_model` makes any of them, or :class:`rhn.RHN` and the
+gate-free deep-transition :class:`rhn.DTRNN`, by name and
 :func:`~rhn.matched_hidden_size` picks the hidden size that gives a model a target
 parameter count, so that chapters compare models of equal size.
 """
@@ -20,7 +21,7 @@ import torch
 from torch import nn
 
 from . import _checks
-from .cells import RHN
+from .cells import DTRNN, RHN
 
 __all__ = [
     "RNN",
@@ -205,17 +206,25 @@ class LSTM(_TorchRecurrent):
         return self._finish(output, unbatched), (h, c)
 
 
-MODELS: dict[str, type[nn.Module]] = {"rhn": RHN, "rnn": RNN, "lstm": LSTM, "gru": GRU}
+MODELS: dict[str, type[nn.Module]] = {
+    "rhn": RHN,
+    "rnn": RNN,
+    "lstm": LSTM,
+    "gru": GRU,
+    "dtrnn": DTRNN,
+}
 """The recurrent models :func:`build_model` knows, by name."""
 
 
 def build_model(
     name: str, input_size: int, hidden_size: int, **kwargs: Any
 ) -> nn.Module:
-    """Build a recurrent model by name: ``"rhn"``, ``"rnn"``, ``"lstm"`` or ``"gru"``.
+    """Build a recurrent model by name, a key of ``rhn.MODELS``.
 
-    Keyword arguments go to the model's constructor; ``"rhn"`` needs
-    ``depth``. Every model returned takes ``(T, B, I)`` inputs and returns
+    The names are ``"rhn"``, ``"rnn"``, ``"lstm"``, ``"gru"`` and ``"dtrnn"``
+    (the gate-free deep-transition RNN, :class:`rhn.DTRNN`). Keyword arguments
+    go to the model's constructor; ``"rhn"`` and ``"dtrnn"`` need ``depth``.
+    Every model returned takes ``(T, B, I)`` inputs and returns
     ``(output, state)`` with ``output`` of shape ``(T, B, H)``.
 
     >>> model = build_model("rhn", 2, 32, depth=3, num_layers=2)
@@ -223,8 +232,10 @@ def build_model(
     torch.Size([10, 4, 32])
     """
     key = _checks.choice("name", name, list(MODELS))
-    if key == "rhn" and "depth" not in kwargs:
-        raise ValueError("build_model('rhn', ...) needs the keyword depth=D (D >= 1)")
+    if key in ("rhn", "dtrnn") and "depth" not in kwargs:
+        raise ValueError(
+            f"build_model({key!r}, ...) needs the keyword depth=D (D >= 1)"
+        )
     return MODELS[key](input_size, hidden_size, **kwargs)
 
 
