@@ -449,6 +449,8 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
 
         return fused.run_layer
     return fast.run_layer  # same result as the loop, see rhn/fast.py
+
+
 class DTRNNCell(nn.Module):
     r"""One time step of a deep-transition RNN without gates (Pascanu et al., 2013).
 
