@@ -73,6 +73,7 @@ class TrainConfig:
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
     transform_bias: float = -3.0  # initial RHN transform-gate bias (negative: carry)
+    forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
     steps: int = 1000  # optimiser steps, one fresh batch each
     batch_size: int = 64  # sequences per step
     lr: float = 5e-3  # Adam learning rate
@@ -105,6 +106,8 @@ class TrainConfig:
             self.num_params = _checks.positive_int("num_params", self.num_params)
         self.num_layers = _checks.positive_int("num_layers", self.num_layers)
         self.transform_bias = _checks.real("transform_bias", self.transform_bias)
+        if self.forget_bias is not None:
+            self.forget_bias = _checks.real("forget_bias", self.forget_bias)
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
@@ -243,6 +246,8 @@ def make_model(
         kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
     if config.model == "dtrnn":
         kwargs.update(depth=config.depth)
+    if config.model == "lstm":
+        kwargs.update(forget_bias=config.forget_bias)
     H = config.hidden_size
     if H is None:
         H = matched_hidden_size(
