@@ -106,11 +106,16 @@ class RHNCell(nn.Module):
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
         self.coupled = _checks.boolean("coupled", coupled)
-        self.transform_bias = _checks.real("transform_bias", transform_bias)
+        device = _checks.device("device", device)
+        dtype = _checks.float_dtype("dtype", dtype)
+        self.transform_bias = _checks.representable(
+            "transform_bias", _checks.real("transform_bias", transform_bias), dtype
+        )
         if init_scale is not None:
             init_scale = _checks.real("init_scale", init_scale)
             if init_scale <= 0:
                 raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
+            _checks.representable("init_scale", init_scale, dtype)
         self.init_scale = init_scale
         self.gates = 2 if coupled else 3
         rows = self.gates * self.hidden_size
@@ -458,7 +463,11 @@ class Highway(nn.Module):
         else:
             name = _checks.choice("activation", activation, list(_ACTIVATIONS))
             self.activation = _ACTIVATIONS[name]
-        self.gate_bias = _checks.real("gate_bias", gate_bias)
+        device = _checks.device("device", device)
+        dtype = _checks.float_dtype("dtype", dtype)
+        self.gate_bias = _checks.representable(
+            "gate_bias", _checks.real("gate_bias", gate_bias), dtype
+        )
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(2 * self.size, self.size, **factory))
         self.bias = nn.Parameter(torch.empty(2 * self.size, **factory))

@@ -66,10 +66,11 @@ def projection(
         A tensor of shape ``(size,)`` with Euclidean norm 1.
     """
     size = _checks.positive_int("size", size)
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
+    device = _checks.device("device", device)
+    dtype = _checks.float_dtype("dtype", dtype) or torch.get_default_dtype()
     gen = torch.Generator().manual_seed(seed)
     v = torch.randn(size, generator=gen, dtype=torch.float64)
-    dtype = torch.get_default_dtype() if dtype is None else dtype
     return (v / v.norm()).to(device=device, dtype=dtype)
 
 
@@ -174,7 +175,7 @@ def gradient_norms(
     ord = _checks.real("ord", ord)
     if ord <= 0:
         raise ValueError(f"ord must be > 0, got {ord}")
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
     if loss_fn is not None and not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     num_layers = model.num_layers
@@ -386,13 +387,14 @@ def layer_gradient_norms(
     x = _checks.float_tensor("x", x)
     if x.dim() != 2:
         raise ValueError(f"x must have shape (B, F), got {_checks.shape_str(x.shape)}")
+    _checks.nonempty_batch("x", x.shape[0])
     if loss_fn is not None and not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     ord = _checks.real("ord", ord)
     if ord <= 0:
         raise ValueError(f"ord must be > 0, got {ord}")
     reduction = _checks.choice("reduction", reduction, ["mean", "none"])
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
     with torch.enable_grad():
         z = x.detach().clone().requires_grad_(True)
         inputs = []
