@@ -71,8 +71,8 @@ class TrainConfig:
 
     task: str = "adding"  # a name in rhn.tasks.TASKS: adding, copy, temporal_order
     seq_len: int = 100  # sequence length T handed to the task's generator
-    model: str = "rhn"  # recurrent core: rhn, lstm, gru or rnn
-    depth: int = 3  # RHN recurrence depth D (ignored by the other models)
+    model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
+    depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
     hidden_size: int | None = 48  # H; None: matched to num_params
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
@@ -261,6 +261,8 @@ def make_model(
     kwargs: dict[str, Any] = {"num_layers": config.num_layers}
     if config.model == "rhn":
         kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
+    if config.model == "dtrnn":
+        kwargs.update(depth=config.depth)
     H = config.hidden_size
     if H is None:
         H = matched_hidden_size(
