@@ -253,3 +253,18 @@ def seed(name: str, value: object, limit: int = SEED_LIMIT) -> int:
             f"repeat the data of a smaller one), got {value}"
         )
     return value
+
+
+def factory(where: object, dtype: object) -> dict[str, object]:
+    """Checked ``device=`` (``where``) and ``dtype=`` keywords for parameters."""
+    return {"device": device("device", where), "dtype": float_dtype("dtype", dtype)}
+
+
+def init_scale(value: object, dtype: torch.dtype | None) -> float | None:
+    """Return ``value`` if it is ``None`` or a positive float that fits ``dtype``."""
+    if value is None:
+        return None
+    value = real("init_scale", value)
+    if value <= 0:
+        raise ValueError(f"init_scale must be > 0 or None, got {value}")
+    return representable("init_scale", value, dtype)

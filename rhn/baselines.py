@@ -57,8 +57,7 @@ class _TorchRecurrent(nn.Module):
         self.num_layers = _checks.positive_int("num_layers", num_layers)
         self.batch_first = _checks.boolean("batch_first", batch_first)
         self.dropout = _checks.probability("dropout", dropout)
-        device = _checks.device("device", device)
-        dtype = _checks.float_dtype("dtype", dtype)
+        factory = _checks.factory(device, dtype)
         _reject_unsupported(type(self).__name__, extra)
         self.rnn = self._module(
             self.input_size,
@@ -66,8 +65,7 @@ class _TorchRecurrent(nn.Module):
             self.num_layers,
             batch_first=False,  # inputs are made time-first before the call
             dropout=self.dropout,
-            device=device,
-            dtype=dtype,
+            **factory,
             **extra,
         )
 
