@@ -8,11 +8,15 @@ The pieces, in the order a run uses them:
 - :func:`resolve_device`: CUDA, then Apple MPS, then the CPU, unless told.
 - :class:`SequenceModel`: a recurrent core from :func:`rhn.build_model` plus a
   linear head that reads the last output (or every output).
-- :func:`train`: Adam, gradient clipping, mixed precision on CUDA, a fresh
-  batch from a seeded generator at every step, held-out evaluation, a
-  ``tqdm`` progress bar with the live loss, a guard that stops on a NaN or
-  infinite loss, checkpoints that resume bit-for-bit on the CPU, a history of
-  metrics written as JSON, and a callback hook for notebooks.
+- :func:`train`: Adam, gradient clipping, mixed precision on CUDA (and on
+  the CPU if asked), a fresh batch from a seeded generator at every step,
+  held-out evaluation, a ``tqdm`` progress bar with the live loss, a guard
+  that stops on a NaN or infinite loss, a ``diverged`` flag for a loss that
+  explodes while finite, checkpoints that resume bit-for-bit on the CPU
+  (also written on Ctrl-C or SIGTERM), a history of metrics written as JSON,
+  and a callback hook for notebooks. It reads top to bottom as the steps of
+  a private ``_Run``: set-up, ``restore``, ``fit`` (``train_step``,
+  ``evaluate``, ``save_checkpoint``, interrupt handling), ``finish``.
 
 ``python -m rhn train --help`` runs the same loop from the command line.
 
@@ -289,8 +293,9 @@ class TrainResult:
             ``eval_step``/``test_loss`` (and ``test_accuracy`` for
             classification with ``readout="last"``) lists.
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
-            final held-out loss), ``baseline``, ``steps``, ``seconds``,
-            ``device``, ``num_params``, ``hidden_size``, ...
+            final held-out loss), ``baseline``, ``diverged`` (see
+            :func:`train`), ``steps``, ``seconds``, ``device``,
+            ``num_params``, ``hidden_size``, ...
     """
 
     model: nn.Module
