@@ -44,6 +44,7 @@ _SUBMODULES = (
     "fast",
     "fused",
     "gradflow",
+    "graphs",
     "plots",
     "tasks",
     "train",
