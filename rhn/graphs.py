@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-__all__ = ["GraphedStep", "training_step"]
+__all__ = ["GraphedStep", "capture_forward_backward", "training_step"]
 
 
 def training_step(
@@ -230,3 +230,34 @@ class GraphedStep:
         self.optimizer.zero_grad(set_to_none=True)
         self.loss = self._run()
         return self.loss
+
+
+def capture_forward_backward(
+    model: torch.nn.Module, x: torch.Tensor, warmup: int = 3
+) -> Callable[[], None]:
+    """Capture ``model(x)[0].sum().backward()`` as a CUDA graph; return its replay.
+
+    The benchmark's graphed variant: each call of the returned function
+    recomputes the output for the current contents of ``x`` and leaves the
+    gradients in the parameters' ``.grad`` (overwritten, not accumulated).
+
+    Raises:
+        RuntimeError: if ``x`` is not a CUDA tensor.
+    """
+    if x.device.type != "cuda" or not torch.cuda.is_available():
+        raise RuntimeError(
+            f"capture_forward_backward captures a CUDA graph and needs a CUDA "
+            f"tensor, got x on {x.device}"
+        )
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            model.zero_grad(set_to_none=True)
+            model(x)[0].sum().backward()
+    torch.cuda.current_stream().wait_stream(stream)
+    model.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(x)[0].sum().backward()
+    return graph.replay
