@@ -416,8 +416,8 @@ class _Run:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward pass runs in (autocast, or nothing)."""
-        if self.use_amp:
-            return torch.autocast("cuda", dtype=self.amp_dtype)
+        if self.use_amp:  # the device's own autocast (tests use the CPU's)
+            return torch.autocast(self.device.type, dtype=self.amp_dtype)
         return contextlib.nullcontext()
 
     def restore(self, path: str | Path) -> None:
