@@ -69,3 +69,19 @@ def test_bfloat16_uses_the_fast_path_in_low_precision(cpu_amp, monkeypatch):
     monkeypatch.setattr(fast, "autocast_dtype", spy)
     train_mod.train(config(steps=2, eval_every=2))
     assert seen and set(seen) == {torch.bfloat16}
+
+
+def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
+    # the path of GPUs without bfloat16: float16 autocast and a GradScaler
+    # (the CPU has both), including the scaler's state in the checkpoint
+    def setup(self):
+        self.use_amp = True
+        self.amp_dtype = torch.float16
+        self.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+
+    monkeypatch.setattr(train_mod._Run, "_setup_precision", setup)
+    result = train_mod.train(config(steps=20, eval_every=10, out=str(tmp_path)))
+    losses = torch.tensor(result.history["train_loss"])
+    assert torch.isfinite(losses).all() and losses[-1] < losses[0]
+    saved = train_mod.load_checkpoint(tmp_path / train_mod.CHECKPOINT_NAME)
+    assert saved["scaler"]["scale"] > 0
