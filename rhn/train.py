@@ -611,7 +611,7 @@ class _Run:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward pass runs in (autocast, or nothing)."""
-        if self.use_amp:
+        if self.use_amp:  # the device's own autocast (tests use the CPU's)
             return torch.autocast(self.device.type, dtype=self.amp_dtype)
         return contextlib.nullcontext()
 
