@@ -41,8 +41,11 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "analysis",
     "bench",
+    "chorales",
     "diagrams",
+    "experiments",
     "fast",
+    "fused",
     "gradflow",
     "plots",
     "tasks",

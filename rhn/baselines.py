@@ -133,12 +133,51 @@ class GRU(_TorchRecurrent):
 class LSTM(_TorchRecurrent):
     r"""Long short-term memory (Hochreiter and Schmidhuber, 1997) over ``nn.LSTM``.
 
-    Arguments as :class:`RNN` (without ``nonlinearity``). The state is the pair
-    ``(h, c)``, each ``(N, B, H)`` (``(N, H)`` unbatched); the output is the
-    sequence of ``h`` of the last layer, ``(T, B, H)``.
+    Arguments as :class:`RNN` (without ``nonlinearity``), plus:
+
+    Args:
+        forget_bias: the initial forget-gate bias of every layer, or ``None``
+            (default) to keep ``nn.LSTM``'s initialisation, in which every bias
+            is uniform in :math:`[-1/\sqrt{H}, 1/\sqrt{H}]` (so the effective
+            forget bias, a sum of two of them, is 0 on average). Fair LSTM
+            baselines use ``1.0`` (Gers et al., 2000; Jozefowicz et al., 2015):
+            with small inputs and weights the forget gates then start near
+            :math:`\sigma(1) \approx 0.73` instead of :math:`0.5`.
+
+    ``nn.LSTM`` stacks its gates by rows in the order input, forget, cell,
+    output (``i, f, g, o``) and adds two bias vectors, ``bias_ih_l{k}`` and
+    ``bias_hh_l{k}``, each ``(4H,)``; the forget gate's pre-activation gets
+    their sum over rows ``H:2H``. A given ``forget_bias`` is put whole into
+    ``bias_ih_l{k}[H:2H]`` and ``bias_hh_l{k}[H:2H]`` is zeroed, so the
+    effective forget-gate bias is exactly ``forget_bias``; the other gates keep
+    their default initialisation.
+
+    The state is the pair ``(h, c)``, each ``(N, B, H)`` (``(N, H)``
+    unbatched); the output is the sequence of ``h`` of the last layer,
+    ``(T, B, H)``.
     """
 
     _module = nn.LSTM
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        forget_bias: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(input_size, hidden_size, num_layers, **kwargs)
+        if forget_bias is not None:
+            forget_bias = _checks.real("forget_bias", forget_bias)
+        self.forget_bias = forget_bias
+        if forget_bias is not None:
+            H = self.hidden_size
+            with torch.no_grad():
+                for k in range(self.num_layers):
+                    getattr(self.rnn, f"bias_ih_l{k}")[H : 2 * H].fill_(forget_bias)
+                    getattr(self.rnn, f"bias_hh_l{k}")[H : 2 * H].zero_()
 
     def _check_state(self, state: Any, x: torch.Tensor, unbatched: bool) -> Any:
         if not isinstance(state, (tuple, list)) or len(state) != 2:

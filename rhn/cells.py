@@ -15,6 +15,7 @@ micro-layers to the state; the input enters micro-layer 0 only:
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 
@@ -269,12 +270,19 @@ class RHN(nn.Module):
             the recurrent weights (default 0).
         output_dropout: rate of the mask on the network's output (default 0).
         init_scale: see :class:`RHNCell`.
-        impl: ``"fast"`` (default) runs each layer with :func:`rhn.fast.run_layer`,
-            one autograd node per layer with a hand-written backward;
-            ``"loop"`` runs the plain per-step loop over :meth:`RHNCell.step`
-            (the reference, and what higher-order gradients need). Both give
-            the same outputs and gradients to float rounding. Inside
-            ``torch.func`` transforms ``"fast"`` falls back to the loop.
+        impl: how each layer runs. ``"fast"`` uses :func:`rhn.fast.run_layer`,
+            one autograd node per layer with a hand-written backward, in plain
+            PyTorch; ``"triton"`` uses :func:`rhn.fused.run_layer`, the same
+            with one fused Triton kernel for the element-wise work of each
+            micro-layer (needs the optional ``triton`` package and CUDA
+            tensors); ``"loop"`` runs the plain per-step loop over
+            :meth:`RHNCell.step` (the reference); ``"auto"`` (default) picks
+            ``"triton"`` for CUDA inputs when Triton is installed and
+            ``"fast"`` otherwise. All give the same outputs and gradients, of
+            any order, to float rounding; under ``torch.autocast`` all train,
+            the fast and Triton paths keeping their state in float32 (see
+            :mod:`rhn.fast`). Inside ``torch.func`` transforms ``"fast"`` and
+            ``"triton"`` fall back to the loop.
         device, dtype: where and in what precision to create the parameters.
 
     Inputs: x, state
@@ -317,7 +325,7 @@ class RHN(nn.Module):
         state_dropout: float = 0.0,
         output_dropout: float = 0.0,
         init_scale: float | None = None,
-        impl: str = "fast",
+        impl: str = "auto",
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -330,7 +338,12 @@ class RHN(nn.Module):
         self.input_dropout = _checks.probability("input_dropout", input_dropout)
         self.state_dropout = _checks.probability("state_dropout", state_dropout)
         self.output_dropout = _checks.probability("output_dropout", output_dropout)
-        self.impl = _checks.choice("impl", impl, ["fast", "loop"])
+        self.impl = _checks.choice("impl", impl, IMPLS)
+        if self.impl == "triton" and not _fused_available():
+            raise ValueError(
+                "impl='triton' needs the optional package triton, which is not "
+                "installed: pip install 'rhn[triton]', or use impl='fast'"
+            )
         self.cells = nn.ModuleList(
             RHNCell(
                 self.input_size if layer == 0 else self.hidden_size,
@@ -367,9 +380,7 @@ class RHN(nn.Module):
         drop = self.training
         layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
         finals = []
-        run_layer = self._run_layer  # the plain loop: the reference
-        if self.impl == "fast" and fast.supported():
-            run_layer = fast.run_layer  # same result, see rhn/fast.py
+        run_layer = _select_run_layer(self.impl, x) or self._run_layer
         for layer, cell in enumerate(self.cells):
             if drop and self.input_dropout > 0:
                 mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
@@ -411,12 +422,33 @@ class RHN(nn.Module):
         ]
         if self.batch_first:
             parts.append("batch_first=True")
-        if self.impl != "fast":
+        if self.impl != "auto":
             parts.append(f"impl={self.impl!r}")
         for name in ("input_dropout", "state_dropout", "output_dropout"):
             if getattr(self, name):
                 parts.append(f"{name}={getattr(self, name)}")
         return ", ".join(parts)
+
+
+IMPLS = ["auto", "fast", "triton", "loop"]
+"""The values of ``RHN(impl=...)``."""
+
+
+def _fused_available() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
+def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | None:
+    """The layer function for ``impl`` and input ``x``; ``None`` for the loop."""
+    if impl == "loop" or not fast.supported():  # torch.func: the loop traces
+        return None
+    if impl == "triton" or (
+        impl == "auto" and x.device.type == "cuda" and _fused_available()
+    ):
+        from . import fused  # imports triton: only when asked for
+
+        return fused.run_layer
+    return fast.run_layer  # same result as the loop, see rhn/fast.py
 
 
 class DTRNNCell(nn.Module):
