@@ -41,6 +41,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "analysis",
     "bench",
+    "diagrams",
     "fast",
     "gradflow",
     "plots",
