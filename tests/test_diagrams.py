@@ -1,4 +1,5 @@
-"""rhn.diagrams: the unrolled graphs, their longest paths, and the drawings."""
+"""rhn.diagrams: the unrolled graphs and their longest paths, the drawings, bad
+arguments rejected."""
 
 import matplotlib
 import pytest
@@ -88,3 +89,35 @@ def test_bad_arguments_are_named():
         diagrams.longest_path(nodes, edges, (1, 1), (0, 0))
     with pytest.raises(ValueError, match="cycle"):
         diagrams.longest_path([1, 2], [(1, 2), (2, 1)], 1, 2)
+
+
+# --- the RHN cell ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [1, 3, 8])
+def test_rhn_cell_has_one_box_node_and_carry_per_micro_layer(depth):
+    ax = diagrams.draw_rhn_cell(depth)
+    gids = [p.get_gid() for p in ax.patches] + [a.get_gid() for a in ax.texts]
+    for part in ("micro-layer", "gate", "carry"):
+        found = sorted(g for g in gids if g and g.startswith(part + "-"))
+        assert found == sorted(f"{part}-{k}" for k in range(depth))
+    texts = " ".join(t.get_text() for t in ax.texts)
+    assert "x^{[t]}" in texts and "s^{[t]}" in texts and "1 - t_0" in texts
+    plt.close(ax.figure)
+
+
+def test_rhn_cell_uncoupled_labels_and_given_axes():
+    fig, ax = plt.subplots()
+    assert diagrams.draw_rhn_cell(2, ax, coupled=False) is ax
+    texts = " ".join(t.get_text() for t in ax.texts)
+    assert "c_1" in texts and "1 - t" not in texts
+    plt.close(fig)
+
+
+def test_rhn_cell_rejects_bad_depth():
+    with pytest.raises(ValueError, match="depth"):
+        diagrams.draw_rhn_cell(0)
+    with pytest.raises(ValueError, match="depth"):
+        diagrams.draw_rhn_cell(9)
+    with pytest.raises(TypeError, match="depth"):
+        diagrams.draw_rhn_cell(2.0)

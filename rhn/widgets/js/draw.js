@@ -1,0 +1,185 @@
+// Drawing shared by the three figures: one SVG per figure, made once and then
+// updated in place (attributes of a fixed set of elements), so that a redraw
+// costs far less than an animation frame. Colours are rhn.plots.COLORS.
+
+const NS = "http://www.w3.org/2000/svg";
+export const COLORS = {
+  rhn: "#1f77b4",
+  lstm: "#ff7f0e",
+  rnn: "#d62728",
+  disc: "#1f77b4",
+  eigenvalue: "#d62728",
+  unit_circle: "#555555",
+  baseline: "#7f7f7f",
+};
+
+export function svgEl(name, attrs = {}, parent = null) {
+  const el = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+function fmt(v, digits = 3) {
+  return Number(v.toPrecision(digits)).toString();
+}
+
+/** A plot area: an SVG with a frame, returning data -> pixel maps. */
+function frame(parent, { width, height, margin, x, y, logY = false }) {
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    width: "100%",
+    role: "img",
+    class: "rhn-plot",
+  }, parent);
+  svg.style.maxWidth = `${width}px`;
+  const inner = { x0: margin.left, x1: width - margin.right, y0: height - margin.bottom, y1: margin.top };
+  const ty = logY ? (v) => Math.log10(v) : (v) => v;
+  const px = (v) => inner.x0 + ((v - x[0]) / (x[1] - x[0])) * (inner.x1 - inner.x0);
+  const py = (v) => inner.y0 + ((ty(v) - ty(y[0])) / (ty(y[1]) - ty(y[0]))) * (inner.y1 - inner.y0);
+  const clipId = `rhn-clip-${Math.random().toString(36).slice(2)}`;
+  const clip = svgEl("clipPath", { id: clipId }, svgEl("defs", {}, svg));
+  svgEl("rect", { x: inner.x0, y: inner.y1, width: inner.x1 - inner.x0, height: inner.y0 - inner.y1 }, clip);
+  const grid = svgEl("g", { class: "grid" }, svg);
+  const plot = svgEl("g", { "clip-path": `url(#${clipId})` }, svg);
+  svgEl("rect", {
+    x: inner.x0, y: inner.y1, width: inner.x1 - inner.x0, height: inner.y0 - inner.y1,
+    fill: "none", stroke: "#333", "stroke-width": 1,
+  }, svg);
+  return { svg, grid, plot, px, py, inner };
+}
+
+function tick(f, axis, value, label) {
+  const { grid, px, py, inner } = f;
+  const attrs = { stroke: "#ddd", "stroke-width": 1 };
+  if (axis === "x") {
+    svgEl("line", { x1: px(value), x2: px(value), y1: inner.y0, y2: inner.y1, ...attrs }, grid);
+    const t = svgEl("text", { x: px(value), y: inner.y0 + 16, "text-anchor": "middle", "font-size": 12 }, grid);
+    t.textContent = label;
+  } else {
+    svgEl("line", { x1: inner.x0, x2: inner.x1, y1: py(value), y2: py(value), ...attrs }, grid);
+    const t = svgEl("text", { x: inner.x0 - 6, y: py(value) + 4, "text-anchor": "end", "font-size": 12 }, grid);
+    t.textContent = label;
+  }
+}
+
+function text(parent, x, y, attrs = {}) {
+  return svgEl("text", { x, y, "font-size": 13, ...attrs }, parent);
+}
+
+/**
+ * The complex plane with Geršgorin discs, eigenvalues and the unit circle,
+ * the SVG counterpart of rhn.plots.plot_discs. Returns update(spec, title).
+ */
+export function spectrumPlot(parent, { view, n }) {
+  const size = 440;
+  const f = frame(parent, {
+    width: size, height: size + 10,
+    margin: { left: 48, right: 12, top: 30, bottom: 48 },
+    x: [-view, view], y: [-view, view],
+  });
+  const step = view > 2.5 ? 1 : 0.5;
+  for (let v = -Math.floor(view / step) * step; v <= view + 1e-9; v += step) {
+    tick(f, "x", v, fmt(v));
+    tick(f, "y", v, fmt(v));
+  }
+  const scale = (r) => f.px(r) - f.px(0);
+  svgEl("circle", {
+    cx: f.px(0), cy: f.py(0), r: scale(1), fill: "none",
+    stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2,
+  }, f.plot);
+  const discs = [], eigs = [];
+  for (let i = 0; i < n; i++) {
+    discs.push(svgEl("circle", {
+      fill: COLORS.disc, "fill-opacity": 0.12, stroke: COLORS.disc, "stroke-width": 1, class: "disc",
+    }, f.plot));
+  }
+  const eigGroup = svgEl("g", {}, f.plot);
+  for (let i = 0; i < n; i++) {
+    eigs.push(svgEl("path", { stroke: COLORS.eigenvalue, "stroke-width": 2, fill: "none", class: "eig" }, eigGroup));
+  }
+  const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": 14 });
+  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, size - 2, { "text-anchor": "middle" });
+  xlabel.textContent = "Re λ";
+  const ylabel = text(f.svg, 14, (f.inner.y0 + f.inner.y1) / 2, {
+    "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`,
+  });
+  ylabel.textContent = "Im λ";
+  const rhoText = text(f.svg, f.inner.x0 + 8, f.inner.y1 + 18, { "font-weight": "bold" });
+  const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": 12, fill: "#444" });
+
+  return function update(sp, titleText) {
+    for (let i = 0; i < n; i++) {
+      discs[i].setAttribute("cx", f.px(sp.centres[i]));
+      discs[i].setAttribute("cy", f.py(0));
+      // an enormous radius would overflow the SVG number range: cap it far
+      // outside the view (the clip path cuts it anyway)
+      discs[i].setAttribute("r", Math.min(scale(sp.radii[i]), 1e5));
+      const x = f.px(Math.max(-2 * view, Math.min(2 * view, sp.re[i])));
+      const y = f.py(Math.max(-2 * view, Math.min(2 * view, sp.im[i])));
+      eigs[i].setAttribute("d", `M${x - 5},${y - 5}L${x + 5},${y + 5}M${x - 5},${y + 5}L${x + 5},${y - 5}`);
+    }
+    title.textContent = titleText;
+    rhoText.textContent = `ρ = ${sp.rho.toFixed(3)}`;
+    let reach = 0;
+    for (let i = 0; i < n; i++) reach = Math.max(reach, Math.abs(sp.centres[i]) + sp.radii[i]);
+    note.textContent = reach > view ? `discs reach |z| = ${fmt(reach)} (cut)` : "";
+  };
+}
+
+const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+const powerOfTen = (e) => "10" + String(e).split("").map((c) => SUPERSCRIPT[c]).join("");
+
+/**
+ * Curves on a log y axis (gradient norm versus lag), the SVG counterpart of
+ * rhn.widgets.figures.gradient_flow_figure. Returns update(curves, labels).
+ */
+export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title }) {
+  const width = 620, height = 400;
+  const f = frame(parent, {
+    width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 },
+    x: [0, xmax], y: ylim, logY: true,
+  });
+  const lo = Math.ceil(Math.log10(ylim[0])), hi = Math.floor(Math.log10(ylim[1]));
+  const every = Math.max(1, Math.floor((hi - lo + 1) / 5));
+  for (let e = lo; e <= hi; e += every) tick(f, "y", 10 ** e, powerOfTen(e));
+  const xstep = xmax > 20 ? 10 : 5;
+  for (let v = 0; v <= xmax; v += xstep) tick(f, "x", v, String(v));
+  svgEl("line", {
+    x1: f.inner.x0, x2: f.inner.x1, y1: f.py(1), y2: f.py(1),
+    stroke: COLORS.baseline, "stroke-dasharray": "2 3",
+  }, f.plot);
+  const lines = {};
+  for (const name of names) {
+    lines[name] = svgEl("polyline", {
+      fill: "none", stroke: COLORS[name], "stroke-width": name === "rhn" ? 2.6 : 1.6,
+      class: `curve-${name}`,
+    }, f.plot);
+  }
+  text(f.svg, width / 2, 20, { "text-anchor": "middle", "font-size": 14 }).textContent = title;
+  text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle" }).textContent = xlabel;
+  const cy = (f.inner.y0 + f.inner.y1) / 2;
+  text(f.svg, 14, cy, { "text-anchor": "middle", transform: `rotate(-90 14 ${cy})` }).textContent = ylabel;
+  const legend = svgEl("g", {}, f.svg);
+  const legendText = {};
+  names.forEach((name, i) => {
+    const y = f.inner.y0 - 14 - 18 * (names.length - 1 - i);
+    svgEl("line", { x1: f.inner.x0 + 10, x2: f.inner.x0 + 34, y1: y - 4, y2: y - 4, stroke: COLORS[name], "stroke-width": 2.5 }, legend);
+    legendText[name] = text(legend, f.inner.x0 + 40, y, { "font-size": 12 });
+  });
+
+  return function update(curves, labels) {
+    for (const name of names) {
+      const ys = curves[name];
+      const pts = [];
+      for (let k = 0; k < ys.length; k++) {
+        // non-finite and out-of-range values are drawn at the edges
+        let v = Number.isFinite(ys[k]) ? ys[k] : ylim[1];
+        v = Math.min(ylim[1], Math.max(ylim[0], v));
+        pts.push(`${f.px(k).toFixed(2)},${f.py(v).toFixed(2)}`);
+      }
+      lines[name].setAttribute("points", pts.join(" "));
+      legendText[name].textContent = labels[name];
+    }
+  };
+}
