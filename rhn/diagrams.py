@@ -218,17 +218,17 @@ def stacking_vs_deep_transition(
         layers,
         steps,
         0.0,
-        f"stacking $N = {layers}$ layers: path $N + T - 1 = {n_stack}$",
+        f"stacking $N = {layers}$ layers\nlongest path $N + T - 1 = {n_stack}$",
     )
     _draw_graph(
         ax,
         "deep",
         layers,
         steps,
-        steps + 0.8,
-        f"recurrence depth $D = {layers}$: path $D \\times T = {n_deep}$",
+        steps + 1.4,
+        f"recurrence depth $D = {layers}$\nlongest path $D \\times T = {n_deep}$",
     )
-    ax.set(xlim=(-0.6, 2 * steps + 0.4), ylim=(-1.5, layers + 0.2), aspect="equal")
+    ax.set(xlim=(-0.6, 2 * steps + 1.0), ylim=(-1.5, layers + 0.6), aspect="equal")
     ax.axis("off")
     return ax
 
