@@ -31,7 +31,7 @@ from .baselines import (
     count_parameters,
     matched_hidden_size,
 )
-from .cells import RHN, Highway, RHNCell
+from .cells import DTRNN, RHN, DTRNNCell, Highway, RHNCell
 
 __version__ = "0.1.0"
 
@@ -41,7 +41,11 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "analysis",
     "bench",
+    "chorales",
+    "diagrams",
+    "experiments",
     "fast",
+    "fused",
     "gradflow",
     "plots",
     "tasks",
@@ -60,6 +64,8 @@ __all__ = [
     "RHNCell",
     "RHN",
     "Highway",
+    "DTRNNCell",
+    "DTRNN",
     "RNN",
     "LSTM",
     "GRU",

@@ -2,6 +2,7 @@
 
 Commands:
     train   train a model on a toy task (:mod:`rhn.train`)
+    sweep   train a grid of settings over several seeds (:mod:`rhn.experiments`)
     bench   time the recurrent loops (:mod:`rhn.bench`)
 
 ``python -m rhn <command> --help`` documents each command's options.
@@ -13,11 +14,14 @@ import argparse
 import dataclasses
 import importlib
 import json
+import shlex
 import sys
+import typing
 from collections.abc import Sequence
 
 COMMANDS = {
     "train": "train a model on a toy task; writes DIR/metrics.json and a checkpoint",
+    "sweep": "train every combination of a grid of settings and seeds; writes a JSON",
     "bench": "time the recurrent loops of the package against torch.nn",
 }
 
@@ -27,7 +31,7 @@ def _main_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog="python -m rhn",
         description="Recurrent Highway Networks: command-line tools.",
-        usage="python -m rhn {train,bench} ...",
+        usage="python -m rhn {train,sweep,bench} ...",
         epilog=f"commands:\n{commands}\n\n"
         "Run 'python -m rhn COMMAND --help' for the options of a command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -195,6 +199,144 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def sweep_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m rhn sweep``: ``train``'s options plus the grid."""
+    p = argparse.ArgumentParser(
+        prog="python -m rhn sweep",
+        usage="python -m rhn sweep [--task TASK] --grid FIELD=V1,V2,... "
+        "[--grid ...] --seeds S1,S2,... --out FILE [--overwrite] [train options]",
+        description="Train one run for every combination of the --grid values and "
+        "every seed (rhn.experiments.sweep) and write one JSON file: the command, "
+        "the versions, and each run's config, final metrics and history. Every "
+        "'train' option below applies to all runs; a --grid field overrides it.",
+        epilog="example:\n  python -m rhn sweep --task adding --grid "
+        "model=rhn,gru,lstm --grid depth=1,2 --seeds 0,1,2 --steps 500 "
+        "--no-progress --out book/results/adding.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[train_parser()],  # every option of 'train', with its help
+        # Options of 'train' that mean something else here are replaced below.
+        conflict_handler="resolve",
+        argument_default=argparse.SUPPRESS,
+    )
+    p.add_argument("--out", metavar="FILE", help="the JSON file to write (required)")
+    for flag in ("--seed", "--resume", "--checkpoint-every"):
+        p.add_argument(flag, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="FIELD=V1,V2,...",
+        help="a config field and its values, e.g. model=rhn,gru or depth=1,2,4 "
+        "(repeat for a product of grids; fields as the options above, with _ or -)",
+    )
+    p.add_argument(
+        "--seeds", metavar="S1,S2,...", help="the seeds of every setting (required)"
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        default=False,
+        help="replace an existing --out file (refused by default)",
+    )
+    return p
+
+
+def _grid_values(field: str, text: str) -> list[object]:
+    """Parse the comma-separated values of ``--grid field=...`` to the field's type."""
+    from .train import TrainConfig
+
+    hints = typing.get_type_hints(TrainConfig)
+    kind = hints[field]
+    optional = type(None) in typing.get_args(kind)
+    if optional:
+        kind = next(a for a in typing.get_args(kind) if a is not type(None))
+    values: list[object] = []
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            raise ValueError(f"--grid {field}: empty value in {text!r}")
+        if optional and word.lower() == "none":
+            values.append(None)
+        elif kind is bool:
+            if word.lower() not in ("true", "false"):
+                raise ValueError(
+                    f"--grid {field}: expected true or false, got {word!r}"
+                )
+            values.append(word.lower() == "true")
+        else:
+            try:
+                values.append(kind(word))
+            except ValueError:
+                raise ValueError(
+                    f"--grid {field}: expected {kind.__name__} values, got {word!r}"
+                ) from None
+    return values
+
+
+def sweep_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rhn sweep``: parse, run every setting and seed, write the JSON."""
+    import dataclasses as dc
+
+    from .experiments import sweep
+    from .train import TrainConfig
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = vars(sweep_parser().parse_args(argv))
+
+    def fail(message: str) -> int:
+        print(f"python -m rhn sweep: error: {message}", file=sys.stderr)
+        return 2
+
+    for name, hint in (
+        ("seed", "give the seeds with --seeds 0,1,2"),
+        ("resume", "a sweep cannot resume a checkpoint"),
+        ("checkpoint_every", "sweep runs write no checkpoints"),
+    ):
+        if name in args:
+            return fail(f"--{name.replace('_', '-')} is not a sweep option: {hint}")
+    for name in ("out", "seeds"):
+        if args.get(name) is None:
+            return fail(f"--{name} is required")
+    task = args.pop("task")
+    out, overwrite = args.pop("out"), args.pop("overwrite")
+    fields = {f.name for f in dc.fields(TrainConfig)}
+    try:
+        seeds = [int(s) for s in args.pop("seeds").split(",") if s.strip()]
+    except ValueError:
+        return fail("--seeds must be comma-separated ints, e.g. 0,1,2")
+    grid: dict[str, list[object]] = {}
+    try:
+        for item in args.pop("grid"):
+            field, sep, text = item.partition("=")
+            field = field.strip().replace("-", "_")
+            if not sep or field not in fields:
+                raise ValueError(
+                    f"--grid expects FIELD=V1,V2,... with FIELD a config field "
+                    f"({', '.join(sorted(fields))}), got {item!r}"
+                )
+            if field in grid:
+                raise ValueError(f"--grid {field} is given twice")
+            grid[field] = _grid_values(field, text)
+        if "num_params" in args:
+            args["hidden_size"] = None
+        base = TrainConfig.for_task(task, **args)
+        record = sweep(
+            base,
+            grid,
+            seeds,
+            out=out,
+            overwrite=overwrite,
+            command="python -m rhn sweep " + shlex.join(argv),
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except (TypeError, ValueError, FileExistsError) as err:
+        return fail(str(err))
+    except FloatingPointError as err:
+        print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}: {len(record['runs'])} runs in {record['seconds']:.0f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``python -m rhn <command> ...`` to the command's own ``main``."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -205,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = argv[0], argv[1:]
     if command == "train":
         return train_main(rest)
+    if command == "sweep":
+        return sweep_main(rest)
     if command == "bench":
         # Imported only when asked for: the benchmark is a separate tool.
         try:

@@ -31,12 +31,14 @@ from torch import nn
 
 from . import _checks
 from .baselines import GRU, LSTM, RNN
-from .cells import RHNCell
+from .cells import DTRNNCell, RHNCell
 
 __all__ = [
     "micro_layer_jacobians",
     "temporal_jacobian",
     "temporal_jacobian_autograd",
+    "dtrnn_micro_layer_jacobians",
+    "dtrnn_temporal_jacobian",
     "rnn_temporal_jacobian",
     "lstm_temporal_jacobian",
     "gru_temporal_jacobian",
@@ -259,14 +261,16 @@ def temporal_jacobian_autograd(
 ) -> torch.Tensor:
     r"""The same Jacobian as :func:`temporal_jacobian`, by ``torch.func``.
 
-    Differentiates the cell's own ``forward`` with reverse-mode automatic
-    differentiation (``torch.func.jacrev``), vectorised over the batch with
-    ``torch.func.vmap``. It is slower and exists as an independent reference
-    for the analytic formula.
+    Also accepts a :class:`rhn.DTRNNCell` (the reference for
+    :func:`dtrnn_temporal_jacobian`). Differentiates the cell's own ``forward``
+    with reverse-mode automatic differentiation (``torch.func.jacrev``),
+    vectorised over the batch with ``torch.func.vmap``. It is slower and exists
+    as an independent reference for the analytic formula.
 
     Args and returns: as :func:`temporal_jacobian`.
     """
-    cell = _check_rhn_cell(cell)
+    if not isinstance(cell, DTRNNCell):
+        cell = _check_rhn_cell(cell)
     _step_inputs(x, {"s": s}, cell.input_size, cell.hidden_size, cell.weight_ih)
 
     def step(s_: torch.Tensor, x_: torch.Tensor) -> torch.Tensor:
@@ -276,6 +280,88 @@ def temporal_jacobian_autograd(
     if x.dim() == 1:
         return jac(s, x)
     return torch.func.vmap(jac)(s, x)
+
+
+# ---------------------------------------------------------------------------
+# DT-RNN (deep transition without gates)
+# ---------------------------------------------------------------------------
+
+
+def _check_dtrnn_cell(cell: object) -> DTRNNCell:
+    if not isinstance(cell, DTRNNCell):
+        hint = (
+            "; pass one layer, e.g. model.cells[0]"
+            if isinstance(cell, nn.Module) and hasattr(cell, "cells")
+            else ""
+        )
+        raise TypeError(
+            f"cell must be an rhn.DTRNNCell, got {type(cell).__name__}{hint}"
+        )
+    return cell
+
+
+def dtrnn_micro_layer_jacobians(
+    cell: DTRNNCell, x: torch.Tensor, s: torch.Tensor
+) -> list[torch.Tensor]:
+    r"""The Jacobian of each micro-layer of one DT-RNN step, analytically.
+
+    Micro-layer :math:`k` maps :math:`s_{k-1}` to :math:`s_k = \tanh(a_k)`,
+    :math:`a_k = W x\,[k=0] + R_k s_{k-1} + b_k`, so
+
+    .. math::
+        J_k = \operatorname{diag}\bigl(1 - s_k^2\bigr) R_k ,
+
+    an RNN Jacobian with no identity term: nothing carries the state past a
+    micro-layer.
+
+    Args:
+        cell: the DT-RNN cell.
+        x: the input of the step, ``(I,)`` or ``(B, I)``.
+        s: the incoming state :math:`s^{[t-1]}`, ``(H,)`` or ``(B, H)``.
+
+    Returns:
+        A list of ``D`` tensors ``J_0, ..., J_{D-1}``, each ``(H, H)`` (or
+        ``(B, H, H)``), numerator layout.
+    """
+    cell = _check_dtrnn_cell(cell)
+    H = cell.hidden_size
+    x, (s,), unbatched = _step_inputs(x, {"s": s}, cell.input_size, H, cell.weight_ih)
+    x_proj = F.linear(x, cell.weight_ih)  # (B, H)
+    jacobians = []
+    for k in range(cell.depth):
+        R = cell.recurrent_weight(k)
+        a = F.linear(s, R, cell.recurrent_bias(k))
+        if k == 0:
+            a = a + x_proj
+        s = torch.tanh(a)  # (B, H): the state leaving micro-layer k
+        J = (1.0 - s * s).unsqueeze(-1) * R  # diag(tanh') R, (B, H, H)
+        jacobians.append(J.squeeze(0) if unbatched else J)
+    return jacobians
+
+
+def dtrnn_temporal_jacobian(
+    cell: DTRNNCell, x: torch.Tensor, s: torch.Tensor
+) -> torch.Tensor:
+    r"""Jacobian of one whole DT-RNN time step, :math:`J = J_{D-1} \cdots J_0`.
+
+    Each factor is :math:`\operatorname{diag}(1 - s_k^2) R_k`
+    (:func:`dtrnn_micro_layer_jacobians`); :func:`temporal_jacobian_autograd`
+    computes the same matrix by automatic differentiation.
+
+    Args:
+        cell: an :class:`rhn.DTRNNCell` (for a :class:`rhn.DTRNN`, one of
+            ``model.cells``).
+        x: the input of the step, ``(I,)`` or ``(B, I)``.
+        s: the incoming state, ``(H,)`` or ``(B, H)``.
+
+    Returns:
+        ``(H, H)`` or ``(B, H, H)``, numerator layout.
+    """
+    jacobians = dtrnn_micro_layer_jacobians(cell, x, s)
+    J = jacobians[0]
+    for J_k in jacobians[1:]:
+        J = J_k @ J
+    return J
 
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,8 @@ book need: the same constructor keywords and ``forward(x, state=None) ->
 readable errors, and the attributes ``input_size``, ``hidden_size``,
 ``num_layers`` and ``batch_first``.
 
-:func:`~rhn.build_model` makes any of the four by name and
+:func:`~rhn.build_model` makes any of them, or :class:`rhn.RHN` and the
+gate-free deep-transition :class:`rhn.DTRNN`, by name and
 :func:`~rhn.matched_hidden_size` picks the hidden size that gives a model a target
 parameter count, so that chapters compare models of equal size.
 """
@@ -20,7 +21,7 @@ import torch
 from torch import nn
 
 from . import _checks
-from .cells import RHN
+from .cells import DTRNN, RHN
 
 __all__ = [
     "RNN",
@@ -132,12 +133,51 @@ class GRU(_TorchRecurrent):
 class LSTM(_TorchRecurrent):
     r"""Long short-term memory (Hochreiter and Schmidhuber, 1997) over ``nn.LSTM``.
 
-    Arguments as :class:`RNN` (without ``nonlinearity``). The state is the pair
-    ``(h, c)``, each ``(N, B, H)`` (``(N, H)`` unbatched); the output is the
-    sequence of ``h`` of the last layer, ``(T, B, H)``.
+    Arguments as :class:`RNN` (without ``nonlinearity``), plus:
+
+    Args:
+        forget_bias: the initial forget-gate bias of every layer, or ``None``
+            (default) to keep ``nn.LSTM``'s initialisation, in which every bias
+            is uniform in :math:`[-1/\sqrt{H}, 1/\sqrt{H}]` (so the effective
+            forget bias, a sum of two of them, is 0 on average). Fair LSTM
+            baselines use ``1.0`` (Gers et al., 2000; Jozefowicz et al., 2015):
+            with small inputs and weights the forget gates then start near
+            :math:`\sigma(1) \approx 0.73` instead of :math:`0.5`.
+
+    ``nn.LSTM`` stacks its gates by rows in the order input, forget, cell,
+    output (``i, f, g, o``) and adds two bias vectors, ``bias_ih_l{k}`` and
+    ``bias_hh_l{k}``, each ``(4H,)``; the forget gate's pre-activation gets
+    their sum over rows ``H:2H``. A given ``forget_bias`` is put whole into
+    ``bias_ih_l{k}[H:2H]`` and ``bias_hh_l{k}[H:2H]`` is zeroed, so the
+    effective forget-gate bias is exactly ``forget_bias``; the other gates keep
+    their default initialisation.
+
+    The state is the pair ``(h, c)``, each ``(N, B, H)`` (``(N, H)``
+    unbatched); the output is the sequence of ``h`` of the last layer,
+    ``(T, B, H)``.
     """
 
     _module = nn.LSTM
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        forget_bias: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(input_size, hidden_size, num_layers, **kwargs)
+        if forget_bias is not None:
+            forget_bias = _checks.real("forget_bias", forget_bias)
+        self.forget_bias = forget_bias
+        if forget_bias is not None:
+            H = self.hidden_size
+            with torch.no_grad():
+                for k in range(self.num_layers):
+                    getattr(self.rnn, f"bias_ih_l{k}")[H : 2 * H].fill_(forget_bias)
+                    getattr(self.rnn, f"bias_hh_l{k}")[H : 2 * H].zero_()
 
     def _check_state(self, state: Any, x: torch.Tensor, unbatched: bool) -> Any:
         if not isinstance(state, (tuple, list)) or len(state) != 2:
@@ -166,17 +206,25 @@ class LSTM(_TorchRecurrent):
         return self._finish(output, unbatched), (h, c)
 
 
-MODELS: dict[str, type[nn.Module]] = {"rhn": RHN, "rnn": RNN, "lstm": LSTM, "gru": GRU}
+MODELS: dict[str, type[nn.Module]] = {
+    "rhn": RHN,
+    "rnn": RNN,
+    "lstm": LSTM,
+    "gru": GRU,
+    "dtrnn": DTRNN,
+}
 """The recurrent models :func:`build_model` knows, by name."""
 
 
 def build_model(
     name: str, input_size: int, hidden_size: int, **kwargs: Any
 ) -> nn.Module:
-    """Build a recurrent model by name: ``"rhn"``, ``"rnn"``, ``"lstm"`` or ``"gru"``.
+    """Build a recurrent model by name, a key of ``rhn.MODELS``.
 
-    Keyword arguments go to the model's constructor; ``"rhn"`` needs
-    ``depth``. Every model returned takes ``(T, B, I)`` inputs and returns
+    The names are ``"rhn"``, ``"rnn"``, ``"lstm"``, ``"gru"`` and ``"dtrnn"``
+    (the gate-free deep-transition RNN, :class:`rhn.DTRNN`). Keyword arguments
+    go to the model's constructor; ``"rhn"`` and ``"dtrnn"`` need ``depth``.
+    Every model returned takes ``(T, B, I)`` inputs and returns
     ``(output, state)`` with ``output`` of shape ``(T, B, H)``.
 
     >>> model = build_model("rhn", 2, 32, depth=3, num_layers=2)
@@ -184,8 +232,10 @@ def build_model(
     torch.Size([10, 4, 32])
     """
     key = _checks.choice("name", name, list(MODELS))
-    if key == "rhn" and "depth" not in kwargs:
-        raise ValueError("build_model('rhn', ...) needs the keyword depth=D (D >= 1)")
+    if key in ("rhn", "dtrnn") and "depth" not in kwargs:
+        raise ValueError(
+            f"build_model({key!r}, ...) needs the keyword depth=D (D >= 1)"
+        )
     return MODELS[key](input_size, hidden_size, **kwargs)
 
 

@@ -1,4 +1,4 @@
-r"""The Recurrent Highway Network cell, the multi-layer RHN and the Highway layer.
+r"""The RHN cell, the multi-layer RHN, the gate-free DT-RNN and the Highway layer.
 
 Notation follows the book (see :mod:`rhn`): ``T`` time steps, ``B`` batch,
 ``I`` input size, ``H`` hidden size, ``D`` recurrence depth (the paper's
@@ -15,6 +15,7 @@ micro-layers to the state; the input enters micro-layer 0 only:
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 
@@ -24,7 +25,7 @@ from torch import nn
 
 from . import _checks, fast
 
-__all__ = ["RHNCell", "RHN", "Highway"]
+__all__ = ["RHNCell", "RHN", "DTRNNCell", "DTRNN", "Highway"]
 
 
 class RHNCell(nn.Module):
@@ -212,22 +213,29 @@ class RHNCell(nn.Module):
     def _check_cell_state(
         self, s: object, x: torch.Tensor, unbatched: bool
     ) -> torch.Tensor:
-        s = _checks.float_tensor("s", s)
-        expected = (self.hidden_size,) if unbatched else (x.shape[0], self.hidden_size)
-        if tuple(s.shape) != expected:
-            legend = "(H,)" if unbatched else "(B, H)"
-            raise ValueError(
-                f"s must have shape {legend} = {_checks.shape_str(expected)} for "
-                f"this input, got {_checks.shape_str(s.shape)}"
-            )
-        _checks.same_dtype("s", s, x)
-        return s.unsqueeze(0) if unbatched else s
+        return _check_cell_state(s, x, unbatched, self.hidden_size)
 
     def extra_repr(self) -> str:
         return (
             f"{self.input_size}, {self.hidden_size}, depth={self.depth}, "
             f"coupled={self.coupled}, transform_bias={self.transform_bias}"
         )
+
+
+def _check_cell_state(
+    s: object, x: torch.Tensor, unbatched: bool, hidden_size: int
+) -> torch.Tensor:
+    """Check the state handed to a cell's ``forward``; return it ``(B, H)``."""
+    s = _checks.float_tensor("s", s)
+    expected = (hidden_size,) if unbatched else (x.shape[0], hidden_size)
+    if tuple(s.shape) != expected:
+        legend = "(H,)" if unbatched else "(B, H)"
+        raise ValueError(
+            f"s must have shape {legend} = {_checks.shape_str(expected)} for "
+            f"this input, got {_checks.shape_str(s.shape)}"
+        )
+    _checks.same_dtype("s", s, x)
+    return s.unsqueeze(0) if unbatched else s
 
 
 def _dropout_mask(p: float, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
@@ -262,12 +270,19 @@ class RHN(nn.Module):
             the recurrent weights (default 0).
         output_dropout: rate of the mask on the network's output (default 0).
         init_scale: see :class:`RHNCell`.
-        impl: ``"fast"`` (default) runs each layer with :func:`rhn.fast.run_layer`,
-            one autograd node per layer with a hand-written backward;
-            ``"loop"`` runs the plain per-step loop over :meth:`RHNCell.step`
-            (the reference, and what higher-order gradients need). Both give
-            the same outputs and gradients to float rounding. Inside
-            ``torch.func`` transforms ``"fast"`` falls back to the loop.
+        impl: how each layer runs. ``"fast"`` uses :func:`rhn.fast.run_layer`,
+            one autograd node per layer with a hand-written backward, in plain
+            PyTorch; ``"triton"`` uses :func:`rhn.fused.run_layer`, the same
+            with one fused Triton kernel for the element-wise work of each
+            micro-layer (needs the optional ``triton`` package and CUDA
+            tensors); ``"loop"`` runs the plain per-step loop over
+            :meth:`RHNCell.step` (the reference); ``"auto"`` (default) picks
+            ``"triton"`` for CUDA inputs when Triton is installed and
+            ``"fast"`` otherwise. All give the same outputs and gradients, of
+            any order, to float rounding; under ``torch.autocast`` all train,
+            the fast and Triton paths keeping their state in float32 (see
+            :mod:`rhn.fast`). Inside ``torch.func`` transforms ``"fast"`` and
+            ``"triton"`` fall back to the loop.
         device, dtype: where and in what precision to create the parameters.
 
     Inputs: x, state
@@ -310,7 +325,7 @@ class RHN(nn.Module):
         state_dropout: float = 0.0,
         output_dropout: float = 0.0,
         init_scale: float | None = None,
-        impl: str = "fast",
+        impl: str = "auto",
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -323,7 +338,12 @@ class RHN(nn.Module):
         self.input_dropout = _checks.probability("input_dropout", input_dropout)
         self.state_dropout = _checks.probability("state_dropout", state_dropout)
         self.output_dropout = _checks.probability("output_dropout", output_dropout)
-        self.impl = _checks.choice("impl", impl, ["fast", "loop"])
+        self.impl = _checks.choice("impl", impl, IMPLS)
+        if self.impl == "triton" and not _fused_available():
+            raise ValueError(
+                "impl='triton' needs the optional package triton, which is not "
+                "installed: pip install 'rhn[triton]', or use impl='fast'"
+            )
         self.cells = nn.ModuleList(
             RHNCell(
                 self.input_size if layer == 0 else self.hidden_size,
@@ -360,9 +380,7 @@ class RHN(nn.Module):
         drop = self.training
         layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
         finals = []
-        run_layer = self._run_layer  # the plain loop: the reference
-        if self.impl == "fast" and fast.supported():
-            run_layer = fast.run_layer  # same result, see rhn/fast.py
+        run_layer = _select_run_layer(self.impl, x) or self._run_layer
         for layer, cell in enumerate(self.cells):
             if drop and self.input_dropout > 0:
                 mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
@@ -384,7 +402,7 @@ class RHN(nn.Module):
 
     @staticmethod
     def _run_layer(
-        cell: RHNCell,
+        cell: RHNCell | DTRNNCell,
         x: torch.Tensor,
         s: torch.Tensor,
         state_mask: torch.Tensor | None,
@@ -404,8 +422,276 @@ class RHN(nn.Module):
         ]
         if self.batch_first:
             parts.append("batch_first=True")
-        if self.impl != "fast":
+        if self.impl != "auto":
             parts.append(f"impl={self.impl!r}")
+        for name in ("input_dropout", "state_dropout", "output_dropout"):
+            if getattr(self, name):
+                parts.append(f"{name}={getattr(self, name)}")
+        return ", ".join(parts)
+
+
+IMPLS = ["auto", "fast", "triton", "loop"]
+"""The values of ``RHN(impl=...)``."""
+
+
+def _fused_available() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
+def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | None:
+    """The layer function for ``impl`` and input ``x``; ``None`` for the loop."""
+    if impl == "loop" or not fast.supported():  # torch.func: the loop traces
+        return None
+    if impl == "triton" or (
+        impl == "auto" and x.device.type == "cuda" and _fused_available()
+    ):
+        from . import fused  # imports triton: only when asked for
+
+        return fused.run_layer
+    return fast.run_layer  # same result as the loop, see rhn/fast.py
+
+
+class DTRNNCell(nn.Module):
+    r"""One time step of a deep-transition RNN without gates (Pascanu et al., 2013).
+
+    The gate-free counterpart of :class:`RHNCell`, the network the RHN paper's
+    optimisation study (Zilly et al., 2017, section 5.1) compares against. For
+    micro-layer :math:`k = 0, \dots, D-1`, starting from the incoming state
+    :math:`s_{-1} = s^{[t-1]}`:
+
+    .. math::
+        s_k = \tanh\bigl(W x\,[k = 0] + R_k\, s_{k-1} + b_k\bigr)
+
+    and the new state is :math:`s^{[t]} = s_{D-1}`. With ``D = 1`` this is
+    the Elman RNN of :class:`rhn.RNN`. There is no carry path: every
+    micro-layer rewrites the whole state.
+
+    Args:
+        input_size: number of input features ``I``.
+        hidden_size: number of state features ``H``.
+        depth: recurrence depth ``D``, the number of tanh micro-layers per
+            time step.
+        init_scale: weights are drawn from :math:`U(-a, a)` with ``a =
+            init_scale``; the default ``None`` uses :math:`a = 1/\sqrt{H}`, the
+            same default as :class:`RHNCell`. Biases start at zero.
+        device, dtype: where and in what precision to create the parameters.
+
+    Inputs: x, s
+        - **x** of shape ``(B, I)`` or unbatched ``(I,)``.
+        - **s** of shape ``(B, H)`` or unbatched ``(H,)``: the incoming state.
+          Defaults to zeros.
+
+    Outputs: s_new
+        - **s_new** of shape ``(B, H)`` (or ``(H,)``).
+
+    Attributes:
+        weight_ih: input weights :math:`W` of shape ``(H, I)``, used by
+            micro-layer 0 only.
+        weight_hh_d{k}: recurrent weights :math:`R_k` of micro-layer ``k``,
+            ``(H, H)``.
+        bias_hh_d{k}: biases :math:`b_k` of micro-layer ``k``, ``(H,)``.
+
+    Example::
+
+        >>> cell = DTRNNCell(3, 8, depth=2)
+        >>> cell(torch.randn(4, 3)).shape           # (B, I) -> (B, H)
+        torch.Size([4, 8])
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        depth: int,
+        *,
+        init_scale: float | None = None,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        self.input_size = _checks.positive_int("input_size", input_size)
+        self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
+        self.depth = _checks.positive_int("depth", depth)
+        if init_scale is not None:
+            init_scale = _checks.real("init_scale", init_scale)
+            if init_scale <= 0:
+                raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
+        self.init_scale = init_scale
+        H = self.hidden_size
+        factory = {"device": device, "dtype": dtype}
+        self.weight_ih = nn.Parameter(torch.empty(H, self.input_size, **factory))
+        for k in range(self.depth):
+            self.register_parameter(
+                f"weight_hh_d{k}", nn.Parameter(torch.empty(H, H, **factory))
+            )
+            self.register_parameter(
+                f"bias_hh_d{k}", nn.Parameter(torch.empty(H, **factory))
+            )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weights uniform in ``±init_scale`` (default ``1/sqrt(H)``), biases 0."""
+        scale = self.init_scale or 1.0 / math.sqrt(self.hidden_size)
+        with torch.no_grad():
+            self.weight_ih.uniform_(-scale, scale)
+            for k in range(self.depth):
+                self.recurrent_weight(k).uniform_(-scale, scale)
+                self.recurrent_bias(k).zero_()
+
+    def recurrent_weight(self, k: int) -> torch.Tensor:
+        """The recurrent weight ``weight_hh_d{k}`` of micro-layer ``k``."""
+        return getattr(self, f"weight_hh_d{k}")
+
+    def recurrent_bias(self, k: int) -> torch.Tensor:
+        """The bias ``bias_hh_d{k}`` of micro-layer ``k``."""
+        return getattr(self, f"bias_hh_d{k}")
+
+    def step(
+        self,
+        x_proj: torch.Tensor,
+        s: torch.Tensor,
+        state_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Advance the state one time step from ``x_proj = x @ weight_ih.T``.
+
+        ``state_mask`` (``(B, H)`` or ``None``) is a variational-dropout mask
+        applied to the state where it enters each micro-layer's recurrent
+        weights, as in :meth:`RHNCell.step`.
+        """
+        for k in range(self.depth):
+            s_in = s if state_mask is None else s * state_mask
+            a = F.linear(s_in, self.recurrent_weight(k), self.recurrent_bias(k))
+            if k == 0:
+                a = a + x_proj
+            s = torch.tanh(a)  # (B, H)
+        return s
+
+    def forward(self, x: torch.Tensor, s: torch.Tensor | None = None) -> torch.Tensor:
+        x = _checks.float_tensor("x", x)
+        if x.dim() not in (1, 2) or x.shape[-1] != self.input_size:
+            raise ValueError(
+                f"x must have shape (B, I) or unbatched (I,) with I = "
+                f"{self.input_size}, got {_checks.shape_str(x.shape)}"
+            )
+        _checks.same_dtype("x", x, self.weight_ih)
+        unbatched = x.dim() == 1
+        if unbatched:
+            x = x.unsqueeze(0)
+        if s is None:
+            s = x.new_zeros(x.shape[0], self.hidden_size)
+        else:
+            s = _check_cell_state(s, x, unbatched, self.hidden_size)
+        s = self.step(F.linear(x, self.weight_ih), s)
+        return s.squeeze(0) if unbatched else s
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, depth={self.depth}"
+
+
+class DTRNN(nn.Module):
+    r"""A multi-layer deep-transition RNN without gates, with the RHN interface.
+
+    Layer ``l`` runs a :class:`DTRNNCell` over the sequence; the output is the
+    last layer's state after every time step. Everything but the cell is as in
+    :class:`RHN`: the same arguments (without the gate options), the same
+    shapes, and the same variational dropout (one mask per sequence).
+
+    Args:
+        input_size, hidden_size, depth, num_layers, batch_first: as in
+            :class:`RHN`.
+        input_dropout, state_dropout, output_dropout: as in :class:`RHN`.
+        init_scale: see :class:`DTRNNCell`.
+        device, dtype: where and in what precision to create the parameters.
+
+    Inputs and outputs: as :class:`RHN`; ``state`` is ``(N, B, H)``.
+
+    Attributes:
+        cells: ``nn.ModuleList`` of the ``N`` :class:`DTRNNCell` layers.
+
+    Example::
+
+        >>> model = DTRNN(3, 16, depth=4)
+        >>> out, state = model(torch.randn(50, 8, 3))   # (T, B, I)
+        >>> out.shape, state.shape
+        (torch.Size([50, 8, 16]), torch.Size([1, 8, 16]))
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        depth: int,
+        num_layers: int = 1,
+        *,
+        batch_first: bool = False,
+        input_dropout: float = 0.0,
+        state_dropout: float = 0.0,
+        output_dropout: float = 0.0,
+        init_scale: float | None = None,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        self.input_size = _checks.positive_int("input_size", input_size)
+        self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
+        self.depth = _checks.positive_int("depth", depth)
+        self.num_layers = _checks.positive_int("num_layers", num_layers)
+        self.batch_first = _checks.boolean("batch_first", batch_first)
+        self.input_dropout = _checks.probability("input_dropout", input_dropout)
+        self.state_dropout = _checks.probability("state_dropout", state_dropout)
+        self.output_dropout = _checks.probability("output_dropout", output_dropout)
+        self.cells = nn.ModuleList(
+            DTRNNCell(
+                self.input_size if layer == 0 else self.hidden_size,
+                self.hidden_size,
+                self.depth,
+                init_scale=init_scale,
+                device=device,
+                dtype=dtype,
+            )
+            for layer in range(self.num_layers)
+        )
+
+    def forward(
+        self, x: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        x, unbatched = _checks.sequence(x, self.input_size, self.batch_first)
+        _checks.same_dtype("x", x, self.cells[0].weight_ih)
+        T, B, _ = x.shape
+        H = self.hidden_size
+        if state is None:
+            state = x.new_zeros(self.num_layers, B, H)
+        else:
+            state = _checks.state(state, self.num_layers, B, H, unbatched, x)
+        drop = self.training
+        layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
+        finals = []
+        for layer, cell in enumerate(self.cells):
+            if drop and self.input_dropout > 0:
+                mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
+                layer_input = layer_input * mask  # same mask at every step
+            state_mask = None
+            if drop and self.state_dropout > 0:
+                state_mask = _dropout_mask(self.state_dropout, (B, H), x)
+            layer_input, s = RHN._run_layer(cell, layer_input, state[layer], state_mask)
+            finals.append(s)
+        output = layer_input  # (T, B, H)
+        if drop and self.output_dropout > 0:
+            output = output * _dropout_mask(self.output_dropout, (B, H), x)
+        state = torch.stack(finals)  # (N, B, H)
+        if unbatched:
+            return output.squeeze(1), state.squeeze(1)
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        return output, state
+
+    def extra_repr(self) -> str:
+        parts = [
+            f"{self.input_size}, {self.hidden_size}, depth={self.depth}",
+            f"num_layers={self.num_layers}",
+        ]
+        if self.batch_first:
+            parts.append("batch_first=True")
         for name in ("input_dropout", "state_dropout", "output_dropout"):
             if getattr(self, name):
                 parts.append(f"{name}={getattr(self, name)}")

@@ -32,24 +32,47 @@ the chapter "Making it fast":
 Everything is plain PyTorch, so the same code runs on CUDA (where launch
 overhead matters even more; there is no CUDA-specific kernel here).
 
-Limitations: the backward is not itself differentiable (it is
-``once_differentiable``), so higher-order gradients and ``torch.func``
-transforms need ``RHN(..., impl="loop")``; :func:`supported` says when
-:class:`rhn.RHN` falls back to the loop by itself.
+**Mixed precision.** Under ``torch.autocast`` (float16 or bfloat16) with
+float32 parameters, the matrix products run in the low dtype, as they do in the
+plain loop under autocast: the input projection ``W x + b_0`` (autocast's own
+``F.linear``), every recurrent product ``R_k s`` and, in the backward, the
+state-gradient and weight-gradient products. Everything else stays float32:
+the pre-activations (a low-precision product is added into a float32 buffer),
+the gates, the state update, the carried state and the returned outputs, the
+saved buffers, the state gradient and the sums of the weight gradients. The
+plain loop also runs its gates and rounds its gradients in the low dtype, so
+the two agree to a few rounding units of the low dtype, not bit for bit
+(``tests/test_fast.py`` says how close).
+
+**Higher-order gradients.** The hand-written backward is a sequence of
+in-place operations that autograd cannot differentiate. When a backward is
+asked to build a graph (``create_graph=True``, e.g. for a gradient penalty),
+the layer is recomputed with the differentiable :func:`reference_layer` and
+differentiated by autograd, so gradients of every order are exact (and as
+slow as the loop). ``torch.func`` transforms cannot trace the custom
+backward: :func:`supported` says when :class:`rhn.RHN` falls back to the loop
+by itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
-from torch.autograd.function import once_differentiable
 
 if TYPE_CHECKING:  # the cell type only; cells.py imports this module
     from .cells import RHNCell
 
-__all__ = ["RHNLayerFunction", "rhn_layer", "run_layer", "supported"]
+__all__ = [
+    "RHNLayerFunction",
+    "autocast_dtype",
+    "reference_layer",
+    "rhn_layer",
+    "run_layer",
+    "supported",
+]
 
 
 def supported() -> bool:
@@ -82,6 +105,7 @@ def _forward(
     weights: list[torch.Tensor],
     biases: list[torch.Tensor],
     keep: bool,
+    low: torch.dtype | None = None,
 ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """The forward loop without autograd.
 
@@ -93,24 +117,34 @@ def _forward(
     ``(T, B, G*H)`` the activations ``[sigmoid(2 a_H); t (; c)]``. Without
     ``keep`` (inference) only ``S[0]`` is a full buffer; every other
     micro-layer reuses one scratch block and ``Y`` is empty.
+
+    ``low`` (``None`` or a 16-bit dtype, under autocast) is the precision of
+    the recurrent matrix products; the buffers, the element-wise work and the
+    carried state keep the dtype of ``weights`` (see :func:`rhn_layer`).
     """
     T, B, GH = x_proj.shape
     H = s0.shape[-1]
     D = len(weights)
     G = GH // H
+    work = {"dtype": weights[0].dtype, "device": x_proj.device}
     # Scale the rows of the H block by 2 so that one sigmoid gives
     # sigmoid(2 a_H) = (tanh(a_H) + 1) / 2 next to the gates.
-    scale = _gate_scale(H, G, 2.0, x_proj)
+    scale = _gate_scale(H, G, 2.0, weights[0])
     w_t = [(w * scale[:, None]).t() for w in weights]  # (H, G*H) each
+    if low is not None:  # rounded once per call, as autocast's weight cache does
+        w_t = [w.to(low) for w in w_t]
+        s_low = torch.empty(B, H, dtype=low, device=x_proj.device)
+        p_low = torch.empty(B, GH, dtype=low, device=x_proj.device)
     b_s = [b * scale for b in biases]
     # One buffer per micro-layer, contiguous over (T, B): the rows that the
     # backward stacks into one weight-gradient product are adjacent in memory.
-    S = [x_proj.new_empty(T + 1, B, H)]
+    S = [torch.empty(T + 1, B, H, **work)]
     # micro-layer 0 starts from the input projection; out= keeps the buffer
-    # contiguous even when x_proj is not (batch_first inputs)
-    Y = [torch.mul(x_proj, scale, out=x_proj.new_empty(T, B, GH))]
+    # contiguous even when x_proj is not (batch_first inputs), and widens a
+    # low-precision projection to the working dtype
+    Y = [torch.mul(x_proj, scale, out=torch.empty(T, B, GH, **work))]
     if keep:
-        S += [x_proj.new_empty(T + 1, B, H) for _ in range(D - 1)]
+        S += [torch.empty(T + 1, B, H, **work) for _ in range(D - 1)]
         # the biases of all steps in one operation each, so that every step
         # adds its product in place
         Y += [b.expand(T, B, GH).contiguous() for b in b_s]
@@ -118,28 +152,42 @@ def _forward(
         y_steps = Y
     else:
         # two scratch states, alternating, so that no update reads its output
-        scratch = [x_proj.new_empty(B, H), x_proj.new_empty(B, H)]
+        scratch = [torch.empty(B, H, **work), torch.empty(B, H, **work)]
         s_views = [S[0].unbind(0)] + [[scratch[k % 2]] * T for k in range(1, D)]
-        y_steps = Y + [x_proj.new_empty(B, GH).expand(T, B, GH)] * (D - 1)
+        y_steps = Y + [torch.empty(B, GH, **work).expand(T, B, GH)] * (D - 1)
     # views of every step and gate block, made once (cheaper than slicing)
     y_views = [y.unbind(0) for y in y_steps]
     yh_views = [y[..., :H].unbind(0) for y in y_steps]
     yt_views = [y[..., H : 2 * H].unbind(0) for y in y_steps]
     yc_views = [y[..., 2 * H :].unbind(0) for y in y_steps]
     s_views[0][0].copy_(s0)
-    minus_one = x_proj.new_full((B, H), -1.0)
-    h = x_proj.new_empty(B, H)  # scratch: the backward recomputes h from Y
-    s_in = x_proj.new_empty(B, H)
+    minus_one = torch.full((B, H), -1.0, **work)
+    h = torch.empty(B, H, **work)  # scratch: the backward recomputes h from Y
+    s_in = torch.empty(B, H, **work)
     out_views = s_views[0][1:]  # the state after step t is the input of step t+1
     for t in range(T):
         for k in range(D):
             s = s_views[k][t]
-            si = s if mask is None else torch.mul(s, mask, out=s_in)
             y = y_views[k][t]  # (B, G*H)
-            if keep or k == 0:  # input projection or bias already in place
-                y.addmm_(si, w_t[k])
+            in_place = keep or k == 0  # input projection or bias already in y
+            if low is not None:
+                # round the (masked) state to the low dtype in one operation,
+                # multiply in low precision, add into the full-precision y
+                if mask is None:
+                    s_low.copy_(s)
+                else:
+                    torch.mul(s, mask, out=s_low)
+                torch.mm(s_low, w_t[k], out=p_low)
+                if in_place:
+                    y.add_(p_low)
+                else:
+                    torch.add(b_s[k - 1], p_low, out=y)
             else:
-                torch.addmm(b_s[k - 1], si, w_t[k], out=y)
+                si = s if mask is None else torch.mul(s, mask, out=s_in)
+                if in_place:
+                    y.addmm_(si, w_t[k])
+                else:
+                    torch.addmm(b_s[k - 1], si, w_t[k], out=y)
             y.sigmoid_()  # one contiguous block: [sigmoid(2 a_H); t (; c)]
             torch.add(minus_one, yh_views[k][t], alpha=2.0, out=h)  # tanh(a_H)
             s_next = s_views[k + 1][t] if k < D - 1 else out_views[t]
@@ -153,8 +201,11 @@ def _forward(
 
 
 def _chunk_steps(batch: int, steps: int) -> int:
-    """Steps per chunk of the backward: about 2048 stacked rows per product."""
-    return max(1, min(steps, -(-2048 // batch)))
+    """Steps per chunk of the backward: about 2048 stacked rows per product.
+
+    An empty batch (``batch == 0``) has no rows at all: one chunk of every step.
+    """
+    return max(1, min(steps, -(-2048 // max(batch, 1))))
 
 
 def _backward(
@@ -166,6 +217,7 @@ def _backward(
     coupled: bool,
     weights: list[torch.Tensor],
     need_weights: bool,
+    low: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
     r"""The reverse loop, with the weight gradients deferred to large products.
 
@@ -192,6 +244,12 @@ def _backward(
     product and one matrix product; after the chunk the weight gradients grow
     by one ``(G*H, rows) @ (rows, H)`` product per micro-layer. The chunk
     buffers are reused, so the backward touches little fresh memory.
+
+    With ``low`` (under autocast) ``z`` is stored in the low dtype and the
+    matrix products (state gradient, weight gradients) run in it, as the
+    backward of an autocast matrix product does; the state gradient ``g``, the
+    element-wise factors and the sums over chunks stay in the working dtype.
+    ``grad_x_proj`` is returned in the low dtype then.
     """
     D = len(Y)
     T, B, GH = Y[0].shape
@@ -199,12 +257,19 @@ def _backward(
     G = GH // H
     bscale = _gate_scale(H, G, 4.0, Y[0])
     w_b = [w * bscale[:, None] for w in weights]  # (G*H, H): z @ w_b = da @ R
-    g = grad_final.clone() if grad_final is not None else S[0].new_zeros(B, H)
-    back = g.new_empty(B, H)
+    z_dtype = Y[0].dtype if low is None else low
+    if low is not None:
+        w_b = [w.to(low) for w in w_b]
+    g = S[0].new_zeros(B, H)
+    if grad_final is not None:
+        g.copy_(grad_final)
+    back = torch.empty(B, H, dtype=z_dtype, device=g.device)
     n = _chunk_steps(B, T)
     # z of micro-layer 0 is the gradient of x_proj: it gets a full buffer
-    grad_x_proj = Y[0].new_empty(T, B, GH)
-    z_ring = [grad_x_proj] + [Y[0].new_empty(n, B, GH) for _ in range(D - 1)]
+    grad_x_proj = torch.empty(T, B, GH, dtype=z_dtype, device=g.device)
+    z_ring = [grad_x_proj] + [
+        torch.empty(n, B, GH, dtype=z_dtype, device=g.device) for _ in range(D - 1)
+    ]
     q_ring = [Y[0].new_empty(n, B, GH) for _ in range(D)]
     c_ring = [Y[0].new_empty(n, B, H) for _ in range(D)] if coupled else []
     grad_w = [w.new_zeros(w.shape) for w in weights] if need_weights else []
@@ -243,10 +308,12 @@ def _backward(
                 torch.mul(g_gates, q_views[k][i], out=zg_views[k][i])
                 z = z_views[k][i]
                 g.mul_(c_views[k][i])  # the carry path
-                if mask is None:
-                    g.addmm_(z, w_b[k])
-                else:
+                if mask is not None:
                     g.addcmul_(torch.mm(z, w_b[k], out=back), mask)
+                elif low is not None:  # product in low, sum in full precision
+                    g.add_(torch.mm(z, w_b[k], out=back))
+                else:
+                    g.addmm_(z, w_b[k])
         if need_weights:
             for k in range(D):
                 rows = (z_ring[k][start:stop] if k == 0 else z_ring[k][:m]).view(
@@ -255,10 +322,14 @@ def _backward(
                 s_in = S[k][start:stop]
                 if mask is not None:
                     s_in = s_in * mask
+                s_in = s_in.reshape(m * B, H)
                 # all steps of the chunk in one (G*H, rows) @ (rows, H) product
-                grad_w[k].addmm_(rows.t(), s_in.reshape(m * B, H))
+                if low is None:
+                    grad_w[k].addmm_(rows.t(), s_in)
+                else:  # product in low, the sum over chunks in full precision
+                    grad_w[k].add_(rows.t() @ s_in.to(low))
                 if k > 0:  # b_0 is folded into x_proj
-                    grad_b[k - 1].add_(rows.sum(0))
+                    grad_b[k - 1].add_(rows.sum(0, dtype=grad_b[k - 1].dtype))
     for gw in grad_w:
         gw.mul_(bscale[:, None])
     for gb in grad_b:
@@ -266,14 +337,86 @@ def _backward(
     return grad_x_proj.mul_(bscale), g, grad_w, grad_b
 
 
+def autocast_dtype(device_type: str, dtype: torch.dtype) -> torch.dtype | None:
+    """The low precision autocast asks for now, or ``None``.
+
+    ``None`` when autocast is off for ``device_type`` or when the parameters'
+    ``dtype`` is not ``float32`` (autocast leaves other dtypes alone).
+    """
+    if dtype != torch.float32:
+        return None
+    try:
+        if not torch.is_autocast_enabled(device_type):
+            return None
+        low = torch.get_autocast_dtype(device_type)
+    except (TypeError, RuntimeError, AttributeError):  # torch < 2.4
+        if device_type == "cpu":
+            on, low = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+        elif device_type == "cuda":
+            on, low = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
+        else:
+            return None
+        if not on:
+            return None
+    return None if low == torch.float32 else low
+
+
+def _autocast_off(device_type: str) -> contextlib.AbstractContextManager:
+    """Autocast disabled (the dtypes here are chosen explicitly), if it is on."""
+    try:
+        on = torch.is_autocast_enabled(device_type)
+    except (TypeError, RuntimeError, AttributeError):  # torch < 2.4, or no autocast
+        on = device_type in ("cpu", "cuda")
+    if not on:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type, enabled=False)
+
+
+def reference_layer(
+    x_proj: torch.Tensor,
+    s0: torch.Tensor,
+    weights: list[torch.Tensor],
+    biases: list[torch.Tensor],
+    *,
+    coupled: bool = True,
+    state_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`rhn_layer` as plain differentiable operations, step by step.
+
+    The same equations as :meth:`rhn.RHNCell.step`, on the arguments of
+    :func:`rhn_layer`. Every operation is recorded by autograd, so gradients
+    of any order exist; the fast path uses it for double backward.
+    """
+    H = s0.shape[-1]
+    s, outputs = s0, []
+    for x_t in x_proj.unbind(0):
+        for k, w in enumerate(weights):
+            s_in = s if state_mask is None else s * state_mask
+            a = F.linear(s_in, w, biases[k - 1] if k > 0 else None)
+            if k == 0:
+                a = a + x_t  # x_proj holds W x + b_0
+            h = torch.tanh(a[..., :H])
+            t = torch.sigmoid(a[..., H : 2 * H])
+            c = 1.0 - t if coupled else torch.sigmoid(a[..., 2 * H :])
+            s = h * t + s * c
+        outputs.append(s)
+    return torch.stack(outputs), s
+
+
 class RHNLayerFunction(torch.autograd.Function):
     r"""One RHN layer over a whole sequence as a single autograd node.
 
-    ``apply(x_proj, s0, mask, coupled, *weights, *biases)`` with ``x_proj``
-    ``= W x + b_0`` of shape ``(T, B, G*H)``, ``s0`` ``(B, H)``, ``mask``
-    ``(B, H)`` or ``None``, the ``D`` recurrent weights ``(G*H, H)`` and the
-    ``D - 1`` biases of micro-layers ``1..D-1``. Returns ``(output, final)``:
-    the states after every step ``(T, B, H)`` and the last one ``(B, H)``.
+    ``apply(x_proj, s0, mask, coupled, low, *weights, *biases)`` with
+    ``x_proj`` ``= W x + b_0`` of shape ``(T, B, G*H)``, ``s0`` ``(B, H)``,
+    ``mask`` ``(B, H)`` or ``None``, ``low`` the autocast dtype or ``None``,
+    the ``D`` recurrent weights ``(G*H, H)`` and the ``D - 1`` biases of
+    micro-layers ``1..D-1``. Returns ``(output, final)``: the states after
+    every step ``(T, B, H)`` and the last one ``(B, H)``.
+
+    Double backward (``create_graph=True``, e.g. a gradient penalty) is
+    supported by recomputing the layer with :func:`reference_layer` and
+    differentiating that; for this the node keeps ``x_proj`` and the biases
+    as well as the buffers of the fast backward.
     """
 
     @staticmethod
@@ -283,34 +426,103 @@ class RHNLayerFunction(torch.autograd.Function):
         s0: torch.Tensor,
         mask: torch.Tensor | None,
         coupled: bool,
+        low: torch.dtype | None,
         *params: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         D = (len(params) + 1) // 2
         weights, biases = list(params[:D]), list(params[D:])
-        S, Y = _forward(x_proj, s0, mask, coupled, weights, biases, keep=True)
+        with _autocast_off(x_proj.device.type):
+            S, Y = _forward(x_proj, s0, mask, coupled, weights, biases, True, low)
         ctx.coupled = coupled
         ctx.depth = D
-        ctx.save_for_backward(mask, *weights, *S, *Y)
+        ctx.low = low
+        ctx.save_for_backward(x_proj, s0, mask, *params, *S, *Y)
         # The output is a slab of the saved state buffer S[0]; a copy (cheap
         # next to the loop) lets the caller modify it in place, as with the
         # plain loop, without corrupting what the backward reads.
         return S[0][1:].clone(), S[0][-1].clone()
 
     @staticmethod
-    @once_differentiable
     def backward(
         ctx: Any, grad_out: torch.Tensor, grad_final: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
         D = ctx.depth
-        mask, *rest = ctx.saved_tensors
-        weights, S, Y = (rest[i * D : (i + 1) * D] for i in range(3))
-        need_weights = any(ctx.needs_input_grad[4:])
-        grad_x_proj, grad_s0, grad_w, grad_b = _backward(
-            grad_out, grad_final, S, Y, mask, ctx.coupled, weights, need_weights
-        )
+        x_proj, s0, mask, *rest = ctx.saved_tensors
+        weights = rest[:D]
+        S, Y = rest[2 * D - 1 : 3 * D - 1], rest[3 * D - 1 :]
+        if torch.is_grad_enabled():  # create_graph=True: see _double_backward
+            return _double_backward(ctx, grad_out, grad_final, x_proj, s0, mask, rest)
+        need_weights = any(ctx.needs_input_grad[5:])
+        with _autocast_off(x_proj.device.type):
+            grad_x_proj, grad_s0, grad_w, grad_b = _backward(
+                grad_out,
+                grad_final,
+                S,
+                Y,
+                mask,
+                ctx.coupled,
+                weights,
+                need_weights,
+                ctx.low,
+            )
         if not need_weights:
             grad_w, grad_b = [None] * D, [None] * (D - 1)
-        return (grad_x_proj, grad_s0, None, None, *grad_w, *grad_b)
+        return (
+            grad_x_proj.to(x_proj.dtype),
+            grad_s0.to(s0.dtype),
+            None,
+            None,
+            None,
+            *grad_w,
+            *grad_b,
+        )
+
+
+def _double_backward(
+    ctx: Any,
+    grad_out: torch.Tensor,
+    grad_final: torch.Tensor,
+    x_proj: torch.Tensor,
+    s0: torch.Tensor,
+    mask: torch.Tensor | None,
+    rest: list[torch.Tensor],
+) -> tuple[torch.Tensor | None, ...]:
+    """The backward as a differentiable graph, for ``create_graph=True``.
+
+    The hand-written backward is a fixed sequence of in-place operations that
+    autograd cannot differentiate; a gradient of it would silently miss the
+    dependence on the weights. Instead the layer is recomputed with
+    :func:`reference_layer` (under the same autocast as the forward) and
+    differentiated by autograd with ``create_graph=True``: slower, but every
+    order of gradient is exact.
+    """
+    D = ctx.depth
+    weights, biases = list(rest[:D]), list(rest[D : 2 * D - 1])
+    inputs = [x_proj, s0, *weights, *biases]
+    needs = [ctx.needs_input_grad[i] for i in (0, 1)]
+    needs += list(ctx.needs_input_grad[5:])
+    wanted = [x for x, need in zip(inputs, needs, strict=True) if need]
+    device = x_proj.device.type
+    amp = (
+        torch.autocast(device, dtype=ctx.low)
+        if ctx.low is not None
+        else _autocast_off(device)
+    )
+    with amp:
+        output, final = reference_layer(
+            x_proj, s0, weights, biases, coupled=ctx.coupled, state_mask=mask
+        )
+    grads = iter(
+        torch.autograd.grad(
+            (output, final),
+            wanted,
+            (grad_out, grad_final),
+            create_graph=True,
+            allow_unused=True,
+        )
+    )
+    full = [next(grads) if need else None for need in needs]
+    return (full[0], full[1], None, None, None, *full[2:])
 
 
 def rhn_layer(
@@ -336,17 +548,29 @@ def rhn_layer(
 
     Returns:
         ``(output, state)``: the state after every step ``(T, B, H)`` and the
-        final state ``(B, H)``. Differentiable with respect to ``x_proj``,
-        ``s0``, ``weights`` and ``biases``.
+        final state ``(B, H)``, in the dtype of ``weights``. Differentiable
+        (to any order) with respect to ``x_proj``, ``s0``, ``weights`` and
+        ``biases``.
+
+    Under ``torch.autocast`` with float32 weights (mixed precision), the
+    recurrent matrix products ``R_k s`` run in the autocast dtype (bfloat16 or
+    float16), forward and backward, like those of the plain loop; the
+    pre-activations, gates, state updates, the carried state and its gradient,
+    the saved buffers and the sums of weight gradients over chunks stay in
+    float32. ``x_proj`` may be low precision (it is when computed under
+    autocast); its gradient comes back in its dtype.
     """
     tensors = [x_proj, s0, *weights, *biases]
+    low = autocast_dtype(x_proj.device.type, weights[0].dtype)
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         output, final = RHNLayerFunction.apply(
-            x_proj, s0, state_mask, coupled, *weights, *biases
+            x_proj, s0, state_mask, coupled, low, *weights, *biases
         )
         return output, final
-    with torch.no_grad():
-        S, _ = _forward(x_proj, s0, state_mask, coupled, weights, biases, keep=False)
+    with torch.no_grad(), _autocast_off(x_proj.device.type):
+        S, _ = _forward(
+            x_proj, s0, state_mask, coupled, weights, biases, keep=False, low=low
+        )
     return S[0][1:], S[0][-1]
 
 

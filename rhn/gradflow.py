@@ -36,11 +36,11 @@ from torch import nn
 
 from . import _checks, analysis
 from .baselines import GRU, LSTM, RNN
-from .cells import RHN
+from .cells import DTRNN, RHN
 
 __all__ = ["gradient_norms", "layer_gradient_norms", "projection"]
 
-_MODELS = (RHN, RNN, LSTM, GRU)
+_MODELS = (RHN, DTRNN, RNN, LSTM, GRU)
 
 
 def projection(
@@ -128,9 +128,9 @@ def gradient_norms(
     call works under ``torch.no_grad()``.
 
     Args:
-        model: an :class:`rhn.RHN`, :class:`rhn.RNN`, :class:`rhn.LSTM` or
-            :class:`rhn.GRU`, at any depth and number of layers, on any device,
-            freshly built or trained.
+        model: an :class:`rhn.RHN`, :class:`rhn.DTRNN`, :class:`rhn.RNN`,
+            :class:`rhn.LSTM` or :class:`rhn.GRU`, at any depth and number of
+            layers, on any device, freshly built or trained.
         x: input sequence ``(T, B, I)`` (``(B, T, I)`` if the model is
             ``batch_first``) or unbatched ``(T, I)``, on the model's device
             and in its dtype.
@@ -165,8 +165,8 @@ def gradient_norms(
     """
     if not isinstance(model, _MODELS):
         raise TypeError(
-            "model must be an rhn.RHN, rhn.RNN, rhn.LSTM or rhn.GRU, got "
-            f"{type(model).__name__}"
+            "model must be an rhn.RHN, rhn.DTRNN, rhn.RNN, rhn.LSTM or rhn.GRU, "
+            f"got {type(model).__name__}"
         )
     method = _checks.choice("method", method, ["autograd", "jacobian"])
     lstm_state = _checks.choice("lstm_state", lstm_state, ["h", "c", "hc"])
@@ -332,6 +332,8 @@ def _jacobian_state_grads(
         s_in, x_t = entering[t], x[t]
         if isinstance(model, RHN):
             J = analysis.temporal_jacobian(model.cells[0], x_t, s_in[0].detach())
+        elif isinstance(model, DTRNN):
+            J = analysis.dtrnn_temporal_jacobian(model.cells[0], x_t, s_in[0].detach())
         elif isinstance(model, RNN):
             J = analysis.rnn_temporal_jacobian(model, x_t, s_in[0].detach())
         elif isinstance(model, GRU):

@@ -67,8 +67,8 @@ class TrainConfig:
 
     task: str = "adding"  # a name in rhn.tasks.TASKS: adding, copy, temporal_order
     seq_len: int = 100  # sequence length T handed to the task's generator
-    model: str = "rhn"  # recurrent core: rhn, lstm, gru or rnn
-    depth: int = 3  # RHN recurrence depth D (ignored by the other models)
+    model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
+    depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
     hidden_size: int | None = 48  # H; None: matched to num_params
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
@@ -241,6 +241,8 @@ def make_model(
     kwargs: dict[str, Any] = {"num_layers": config.num_layers}
     if config.model == "rhn":
         kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
+    if config.model == "dtrnn":
+        kwargs.update(depth=config.depth)
     H = config.hidden_size
     if H is None:
         H = matched_hidden_size(
@@ -353,178 +355,237 @@ def train(
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    task = get_task(config.task)
-    device = resolve_device(config.device)
-    if config.threads is not None:
-        torch.set_num_threads(config.threads)
+    run = _Run(config)
+    if resume is not None:
+        run.restore(resume)
+    run.fit(callback)
+    return run.finish()
 
-    torch.manual_seed(config.seed)  # initial weights (and dropout masks)
-    model = make_model(config, device=device)
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(config))
-    # Two independent streams: even seeds train, odd seeds test.
-    batches = torch.Generator().manual_seed(2 * config.seed)
-    test_data = task.generate(
-        config.eval_samples, config.seq_len, seed=2 * config.seed + 1, device=device
-    )
 
-    use_amp = config.amp and device.type == "cuda"
-    amp_dtype = torch.bfloat16
-    if use_amp and not torch.cuda.is_bf16_supported():
-        amp_dtype = torch.float16
-    scaler = torch.amp.GradScaler(
-        "cuda", enabled=use_amp and amp_dtype == torch.float16
-    )
+class _Run:
+    """One training run: its state, and the named steps that advance it.
 
-    def autocast() -> contextlib.AbstractContextManager:
-        if use_amp:
-            return torch.autocast("cuda", dtype=amp_dtype)
+    :func:`train` calls them top to bottom: set-up (``__init__``), optionally
+    :meth:`restore`, then :meth:`fit`, which repeats :meth:`train_step`,
+    :meth:`evaluate` and :meth:`save_checkpoint`, and last :meth:`finish`.
+    """
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.task = get_task(config.task)
+        self.device = resolve_device(config.device)
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
+
+        # The order of these draws fixes the run: weights first, then data.
+        torch.manual_seed(config.seed)  # initial weights (and dropout masks)
+        self.model = make_model(config, device=self.device)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, _schedule(config)
+        )
+        # Two independent streams: even seeds train, odd seeds test.
+        self.batches = torch.Generator().manual_seed(2 * config.seed)
+        self.test_data = self.task.generate(
+            config.eval_samples,
+            config.seq_len,
+            seed=2 * config.seed + 1,
+            device=self.device,
+        )
+        self._setup_precision()
+        self.history: dict[str, list[float]] = {
+            "step": [],
+            "train_loss": [],
+            "eval_step": [],
+            "test_loss": [],
+        }
+        self.step = 0
+        self.seconds = 0.0
+
+    def _setup_precision(self) -> None:
+        """Mixed precision on CUDA: bfloat16 where supported, else float16 + scaler."""
+        self.use_amp = self.config.amp and self.device.type == "cuda"
+        self.amp_dtype = torch.bfloat16
+        if self.use_amp and not torch.cuda.is_bf16_supported():
+            self.amp_dtype = torch.float16
+        self.scaler = torch.amp.GradScaler(
+            "cuda", enabled=self.use_amp and self.amp_dtype == torch.float16
+        )
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """The context the forward pass runs in (autocast, or nothing)."""
+        if self.use_amp:
+            return torch.autocast("cuda", dtype=self.amp_dtype)
         return contextlib.nullcontext()
 
-    history: dict[str, list[float]] = {
-        "step": [],
-        "train_loss": [],
-        "eval_step": [],
-        "test_loss": [],
-    }
-    step, seconds = 0, 0.0
-    if resume is not None:
-        state = load_checkpoint(resume)
-        _check_resume(config, state["config"])
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        scaler.load_state_dict(state["scaler"])
-        batches.set_state(state["batch_generator"])
+    def restore(self, path: str | Path) -> None:
+        """Continue from the checkpoint at ``path`` (same config required)."""
+        state = load_checkpoint(path)
+        _check_resume(self.config, state["config"])
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        self.batches.set_state(state["batch_generator"])
         torch.set_rng_state(state["torch_rng"])
-        history = state["history"]
-        step, seconds = int(state["step"]), float(state["seconds"])
+        self.history = state["history"]
+        self.step, self.seconds = int(state["step"]), float(state["seconds"])
 
-    def evaluate() -> dict[str, float]:
+    def train_step(self) -> float:
+        """One optimiser step on a fresh batch; returns the batch's loss."""
+        config = self.config
+        self.step += 1
+        x, y = self.task.generate(
+            config.batch_size,
+            config.seq_len,
+            generator=self.batches,
+            device=self.device,
+        )
+        with self.autocast():
+            prediction = self.model(x)
+        loss = _loss(self.task, prediction, y)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            raise FloatingPointError(
+                f"the training loss became {loss_value} at step {self.step} "
+                f"({config.model} on {config.task}, lr={config.lr}); lower the "
+                "learning rate or the gradient clip (--lr, --clip)"
+            )
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        if config.clip > 0:
+            self.scaler.unscale_(self.optimizer)
+            nn.utils.clip_grad_norm_(self.model.parameters(), config.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.history["step"].append(self.step)
+        self.history["train_loss"].append(loss_value)
+        return loss_value
+
+    def evaluate(self) -> dict[str, float]:
         """Score the held-out set and append the scores to the history."""
-        scores = _evaluate(model, task, test_data, autocast)
-        history["eval_step"].append(step)
+        scores = _evaluate(self.model, self.task, self.test_data, self.autocast)
+        self.history["eval_step"].append(self.step)
         for key, value in scores.items():
-            history.setdefault(key, []).append(value)
+            self.history.setdefault(key, []).append(value)
         return scores
 
-    def save_checkpoint() -> None:
-        out = Path(config.out)
+    def save_checkpoint(self) -> None:
+        """Write everything a resumed run needs to ``out/checkpoint.pt``."""
+        out = Path(self.config.out)
         out.mkdir(parents=True, exist_ok=True)
         state = {
-            "config": config.to_dict(),
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "scaler": scaler.state_dict(),
-            "batch_generator": batches.get_state(),
+            "config": self.config.to_dict(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "batch_generator": self.batches.get_state(),
             "torch_rng": torch.get_rng_state(),
-            "history": history,
-            "step": step,
-            "seconds": seconds,
+            "history": self.history,
+            "step": self.step,
+            "seconds": self.seconds,
         }
         tmp = out / (CHECKPOINT_NAME + ".tmp")
         torch.save(state, tmp)
         tmp.replace(out / CHECKPOINT_NAME)  # never leave a half-written checkpoint
 
-    bar = None
-    if config.progress:
+    def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
+        """Step until ``config.steps``, an early stop, or the callback says stop."""
+        config = self.config
+        bar = self._progress_bar()
+        self.model.train()
+        stopped = False
+        start = time.perf_counter() - self.seconds
+        try:
+            while self.step < config.steps and not stopped:
+                loss_value = self.train_step()
+                event: dict[str, Any] = {
+                    "step": self.step,
+                    "train_loss": loss_value,
+                    "lr": self.optimizer.param_groups[0]["lr"],
+                }
+                if self.step % config.eval_every == 0 or self.step == config.steps:
+                    scores = self.evaluate()
+                    event.update(scores)
+                    stopped = (
+                        config.stop_loss is not None
+                        and scores["test_loss"] < config.stop_loss
+                    )
+                self.seconds = time.perf_counter() - start
+                if bar is not None:
+                    self._show_progress(bar, event)
+                if callback is not None:
+                    event.update(model=self.model, history=self.history)
+                    if callback(event):
+                        stopped = True
+                if (
+                    config.out is not None
+                    and config.checkpoint_every
+                    and self.step % config.checkpoint_every == 0
+                ):
+                    self.save_checkpoint()
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _progress_bar(self) -> Any:
+        """A ``tqdm`` bar starting at the current step, or ``None``."""
+        if not self.config.progress:
+            return None
         from tqdm.auto import tqdm  # imported here: only runs that show a bar need it
 
-        bar = tqdm(
-            total=config.steps,
-            initial=step,
-            desc=f"{config.model} on {config.task}",
+        return tqdm(
+            total=self.config.steps,
+            initial=self.step,
+            desc=f"{self.config.model} on {self.config.task}",
             unit="step",
             dynamic_ncols=True,
         )
-    model.train()
-    stopped = False
-    start = time.perf_counter() - seconds
-    try:
-        while step < config.steps and not stopped:
-            step += 1
-            x, y = task.generate(
-                config.batch_size, config.seq_len, generator=batches, device=device
-            )
-            with autocast():
-                prediction = model(x)
-            loss = _loss(task, prediction, y)
-            loss_value = loss.item()
-            if not math.isfinite(loss_value):
-                raise FloatingPointError(
-                    f"the training loss became {loss_value} at step {step} "
-                    f"({config.model} on {config.task}, lr={config.lr}); lower the "
-                    "learning rate or the gradient clip (--lr, --clip)"
-                )
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            if config.clip > 0:
-                scaler.unscale_(optimizer)
-                nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
-            history["step"].append(step)
-            history["train_loss"].append(loss_value)
-            event: dict[str, Any] = {
-                "step": step,
-                "train_loss": loss_value,
-                "lr": optimizer.param_groups[0]["lr"],
-            }
-            if step % config.eval_every == 0 or step == config.steps:
-                scores = evaluate()
-                event.update(scores)
-                if (
-                    config.stop_loss is not None
-                    and scores["test_loss"] < config.stop_loss
-                ):
-                    stopped = True
-            seconds = time.perf_counter() - start
-            if bar is not None:
-                bar.update(1)
-                if "test_loss" in event or step % 10 == 0:
-                    postfix = {"loss": f"{loss_value:.4f}"}
-                    if history["test_loss"]:
-                        postfix["test"] = f"{history['test_loss'][-1]:.4f}"
-                    bar.set_postfix(postfix, refresh=False)
-            if callback is not None:
-                event.update(model=model, history=history)
-                if callback(event):
-                    stopped = True
-            if (
-                config.out is not None
-                and config.checkpoint_every
-                and step % config.checkpoint_every == 0
-            ):
-                save_checkpoint()
-    finally:
-        if bar is not None:
-            bar.close()
 
-    if not history["eval_step"] or history["eval_step"][-1] != step:
-        evaluate()  # stopped early between evaluations
-    model.eval()
-    metrics: dict[str, Any] = {
-        "task": task.name,
-        "model": config.model,
-        "test_loss": history["test_loss"][-1],
-        "baseline": task.baseline(config.seq_len),
-        "steps": step,
-        "seconds": seconds,
-        "device": _device_name(device),
-        "num_params": count_parameters(model),
-        "hidden_size": model.core.hidden_size,
-    }
-    if "test_accuracy" in history:
-        metrics["test_accuracy"] = history["test_accuracy"][-1]
-    if config.out is not None:
-        save_checkpoint()
-        record = {**metrics, "config": config.to_dict(), "history": history}
-        (Path(config.out) / METRICS_NAME).write_text(json.dumps(record, indent=1))
-    return TrainResult(model=model, history=history, metrics=metrics)
+    def _show_progress(self, bar: Any, event: dict[str, Any]) -> None:
+        bar.update(1)
+        if "test_loss" in event or self.step % 10 == 0:
+            postfix = {"loss": f"{event['train_loss']:.4f}"}
+            if self.history["test_loss"]:
+                postfix["test"] = f"{self.history['test_loss'][-1]:.4f}"
+            bar.set_postfix(postfix, refresh=False)
+
+    def metrics(self) -> dict[str, Any]:
+        """The summary of the run as it stands (written to ``metrics.json``)."""
+        history = self.history
+        metrics: dict[str, Any] = {
+            "task": self.task.name,
+            "model": self.config.model,
+            "test_loss": history["test_loss"][-1],
+            "baseline": self.task.baseline(self.config.seq_len),
+            "steps": self.step,
+            "seconds": self.seconds,
+            "device": _device_name(self.device),
+            "num_params": count_parameters(self.model),
+            "hidden_size": self.model.core.hidden_size,
+        }
+        if "test_accuracy" in history:
+            metrics["test_accuracy"] = history["test_accuracy"][-1]
+        return metrics
+
+    def finish(self) -> TrainResult:
+        """Evaluate if the last step was not, write checkpoint and metrics, return."""
+        history = self.history
+        if not history["eval_step"] or history["eval_step"][-1] != self.step:
+            self.evaluate()  # stopped early between evaluations
+        self.model.eval()
+        metrics = self.metrics()
+        if self.config.out is not None:
+            self.save_checkpoint()
+            record = {**metrics, "config": self.config.to_dict(), "history": history}
+            (Path(self.config.out) / METRICS_NAME).write_text(
+                json.dumps(record, indent=1)
+            )
+        return TrainResult(model=self.model, history=history, metrics=metrics)
 
 
 # Fields a resumed run may change: they do not alter the numbers it computes.

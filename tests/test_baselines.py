@@ -57,3 +57,58 @@ def test_matched_hidden_size_is_closest(name):
 def test_matched_lstm_for_the_benchmark_rhn():
     target = rhn.count_parameters(rhn.RHN(64, 256, 5))
     assert rhn.matched_hidden_size("lstm", 64, target) == 384
+
+
+def test_lstm_forget_bias_sets_exactly_the_forget_gate():
+    H = 5
+    torch.manual_seed(0)
+    default = rhn.LSTM(3, H, num_layers=2)
+    torch.manual_seed(0)
+    model = rhn.build_model("lstm", 3, H, num_layers=2, forget_bias=1.0)
+    assert model.forget_bias == 1.0 and default.forget_bias is None
+    for k in range(2):
+        b_ih = getattr(model.rnn, f"bias_ih_l{k}")
+        b_hh = getattr(model.rnn, f"bias_hh_l{k}")
+        # gates stacked i, f, g, o: the whole +1 sits in bias_ih, bias_hh is 0
+        assert torch.equal(b_ih[H : 2 * H], torch.ones(H))
+        assert torch.equal(b_hh[H : 2 * H], torch.zeros(H))
+        assert torch.equal((b_ih + b_hh)[H : 2 * H], torch.ones(H))
+        # every other slice keeps torch's initialisation
+        for name in (f"bias_ih_l{k}", f"bias_hh_l{k}"):
+            mine, torchs = getattr(model.rnn, name), getattr(default.rnn, name)
+            keep = torch.ones(4 * H, dtype=torch.bool)
+            keep[H : 2 * H] = False
+            assert torch.equal(mine[keep], torchs[keep])
+            assert not torch.equal(mine, torchs)
+
+
+def test_lstm_forget_bias_acts_as_the_forget_gate():
+    # With zero weights and input the cell update is c1 = f * c0 + i * g, where
+    # f = sigm(forget bias), i = sigm(b_i), g = tanh(b_g) (PyTorch's equations).
+    H = 4
+    model = rhn.LSTM(2, H, forget_bias=1.5).double()
+    with torch.no_grad():
+        model.rnn.weight_ih_l0.zero_()
+        model.rnn.weight_hh_l0.zero_()
+    b = (model.rnn.bias_ih_l0 + model.rnn.bias_hh_l0).detach()
+    c0 = torch.randn(1, 3, H, dtype=torch.float64)
+    h0 = torch.zeros_like(c0)
+    _, (_, c1) = model(torch.zeros(1, 3, 2, dtype=torch.float64), (h0, c0))
+    f = torch.sigmoid(torch.tensor(1.5, dtype=torch.float64))
+    i, g = torch.sigmoid(b[:H]), torch.tanh(b[2 * H : 3 * H])
+    torch.testing.assert_close(c1, f * c0 + i * g)
+
+
+def test_lstm_forget_bias_none_is_torchs_init_and_errors():
+    torch.manual_seed(3)
+    mine = rhn.LSTM(2, 6)
+    torch.manual_seed(3)
+    theirs = torch.nn.LSTM(2, 6)
+    for name, p in theirs.named_parameters():
+        assert torch.equal(getattr(mine.rnn, name), p)
+    with pytest.raises(TypeError, match="forget_bias"):
+        rhn.LSTM(2, 6, forget_bias="1")
+    with pytest.raises(ValueError, match="forget_bias"):
+        rhn.LSTM(2, 6, forget_bias=float("nan"))
+    # a budget-matched LSTM (built on the meta device) accepts the keyword too
+    assert rhn.matched_hidden_size("lstm", 2, 5000, forget_bias=1.0) > 0

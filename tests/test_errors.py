@@ -95,7 +95,8 @@ def test_cell_inputs():
 def test_unknown_model_name_and_missing_depth():
     with pytest.raises(
         ValueError,
-        match=r"name must be one of \['rhn', 'rnn', 'lstm', 'gru'\], got 'transformer'",
+        match=r"name must be one of \['rhn', 'rnn', 'lstm', 'gru', 'dtrnn'\], got "
+        r"'transformer'",
     ):
         rhn.build_model("transformer", 3, 4)
     with pytest.raises(TypeError, match="name must be one of"):

@@ -215,3 +215,196 @@ def test_bench_main_writes_json(tmp_path, capsys):
     assert saved["meta"]["device_type"] == "cpu"
     assert [r["depth"] for r in saved["depth_sweep"]] == [1, 1, 2, 2]
     assert "loop/fast" in capsys.readouterr().out
+
+
+# --- mixed precision -------------------------------------------------------
+#
+# Under autocast both implementations round the operands of their matrix
+# products to the low dtype (unit roundoff u = eps / 2, eps = 2^-7 for
+# bfloat16, which keeps 8 significant bits, and 2^-10 for float16). The loop
+# also runs its gates and rounds its gradients in the low dtype; the fast path
+# keeps those in float32. So neither is exact: each differs from the float32
+# result by a few u in norm (measured: up to 1.9 eps between the two for
+# bfloat16 with these sizes), while a wrong or missing term gives a relative
+# error of order 1. The tests compare norm-wise relative errors against
+# 4 eps: loose enough for rounding, 30 times tighter than any real mistake.
+
+
+def rel_err(a, b):
+    """Norm-wise relative error of ``a`` against ``b``, in float64."""
+    a, b = a.detach().double(), b.detach().double()
+    return float((a - b).norm() / b.norm().clamp_min(1e-30))
+
+
+def amp_case(low, coupled, seed=0):
+    kw = dict(
+        input_size=3,
+        hidden_size=16,
+        depth=3,
+        num_layers=2,
+        coupled=coupled,
+        input_dropout=0.2,
+        state_dropout=0.3,
+        output_dropout=0.1,
+    )
+    loop, quick = pair(torch.float32, **kw)
+    torch.manual_seed(seed)
+    x = torch.randn(12, 4, 3, requires_grad=True)
+    s0 = torch.randn(2, 4, 16).mul(0.5).requires_grad_()
+    full = outputs_and_grads(loop, x, s0)  # float32 reference
+    with torch.autocast("cpu", dtype=low):
+        want = outputs_and_grads(loop, x, s0)
+        got = outputs_and_grads(quick, x, s0)
+    return full, want, got, loop, quick, x, s0
+
+
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("coupled", [True, False])
+def test_autocast_matches_loop(low, coupled):
+    full, want, got, *_ = amp_case(low, coupled)
+    eps = torch.finfo(low).eps
+    assert (want[0] == 0).any()  # dropout masks were applied
+    for a, b, f in zip(got, want, full, strict=True):
+        # the carried state, the outputs and every gradient stay float32
+        assert a.dtype == torch.float32
+        assert rel_err(a, b) < 4 * eps
+        assert rel_err(a, f) < 4 * eps and rel_err(b, f) < 4 * eps
+    # the low precision really ran in both (no silent float32 fallback)
+    assert rel_err(got[0], full[0]) > 1e-2 * eps
+    assert rel_err(want[0], full[0]) > 1e-2 * eps
+
+
+def test_autocast_continuation_and_inference():
+    *_, quick, x, s0 = amp_case(torch.bfloat16, True)
+    quick.eval()  # no dropout: two halves must give the whole sequence
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, state = quick(x, s0)
+        out1, state1 = quick(x[:5], s0)
+        out2, state2 = quick(x[5:], state1)
+        with torch.no_grad():  # the inference path (no saved buffers)
+            out_ng, state_ng = quick(x, s0)
+    assert state1.dtype == torch.float32  # the carried state stays float32
+    torch.testing.assert_close(torch.cat([out1, out2]), out)
+    torch.testing.assert_close(state2, state)
+    torch.testing.assert_close(out_ng, out)
+    torch.testing.assert_close(state_ng, state)
+
+
+def test_autocast_layer_gradient_dtypes():
+    # x_proj computed under autocast is bfloat16; its gradient must be too
+    G, H, D, T, B = 2, 4, 2, 3, 2
+    x_proj = torch.randn(T, B, G * H).bfloat16().requires_grad_()
+    s0 = torch.randn(B, H, requires_grad=True)
+    weights = [torch.randn(G * H, H, requires_grad=True) for _ in range(D)]
+    biases = [torch.randn(G * H, requires_grad=True) for _ in range(D - 1)]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert fast.autocast_dtype("cpu", torch.float32) == torch.bfloat16
+        assert fast.autocast_dtype("cpu", torch.float64) is None  # left alone
+        out, final = fast.rhn_layer(x_proj, s0, weights, biases)
+    assert fast.autocast_dtype("cpu", torch.float32) is None
+    grads = torch.autograd.grad(out.sum() + final.sum(), [x_proj, s0, *weights])
+    assert [g.dtype for g in grads] == [torch.bfloat16] + [torch.float32] * (D + 1)
+
+
+def test_autocast_runs_the_recurrent_products_in_low_precision():
+    # with a float32 x_proj only the recurrent products can be rounded
+    torch.manual_seed(3)
+    G, H, D, T, B = 3, 8, 3, 6, 4
+    x_proj = torch.randn(T, B, G * H)
+    s0 = torch.randn(B, H)
+    weights = [torch.randn(G * H, H) * 0.5 for _ in range(D)]
+    biases = [torch.randn(G * H) for _ in range(D - 1)]
+    args = (x_proj, s0, weights, biases)
+    exact = fast.rhn_layer(*args, coupled=False)[0]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = fast.rhn_layer(*args, coupled=False)[0]
+        ref = fast.reference_layer(*args, coupled=False)[0]
+    eps = torch.finfo(torch.bfloat16).eps
+    assert 1e-2 * eps < rel_err(low, exact) < 4 * eps
+    assert rel_err(low, ref) < 4 * eps
+
+
+# --- double backward and empty batches -------------------------------------
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+def test_gradient_penalty_matches_loop(coupled):
+    # d/dtheta of |d loss / d x|^2 + loss: a second-order gradient through
+    # the layer, which the hand-written backward alone cannot give
+    loop, quick = pair(
+        input_size=2,
+        hidden_size=4,
+        depth=2,
+        num_layers=2,
+        coupled=coupled,
+        state_dropout=0.3,
+    )
+    x = torch.randn(5, 3, 2, dtype=torch.float64, requires_grad=True)
+    results = []
+    for net in (loop, quick):
+        torch.manual_seed(1)
+        out, final = net(x)
+        loss = out.pow(2).sum() + final.sum()
+        gx, *gp = torch.autograd.grad(loss, [x, *net.parameters()], create_graph=True)
+        penalty = gx.pow(2).sum() + sum(g.pow(2).sum() for g in gp) + loss
+        results.append(torch.autograd.grad(penalty, [x, *net.parameters()]))
+    for a, b in zip(results[1], results[0], strict=True):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_gradgradcheck_layer(masked):
+    G, H, D, T, B = 3, 2, 2, 3, 2
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(B, H, **dt, requires_grad=True)
+    weights = [torch.randn(G * H, H, **dt).mul(0.5).requires_grad_() for _ in range(D)]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.tensor([[2.0, 0.0], [2.0, 2.0]], **dt) if masked else None
+
+    def f(x_proj, s0, *params):
+        return fast.rhn_layer(
+            x_proj,
+            s0,
+            list(params[:D]),
+            list(params[D:]),
+            coupled=False,
+            state_mask=mask,
+        )
+
+    assert torch.autograd.gradgradcheck(f, (x_proj, s0, *weights, *biases))
+
+
+def test_reference_layer_is_the_loop():
+    loop, _ = pair(input_size=3, hidden_size=4, depth=3, coupled=False)
+    cell = loop.cells[0]
+    x = torch.randn(5, 2, 3, dtype=torch.float64)
+    s0 = torch.randn(2, 4, dtype=torch.float64)
+    x_proj = torch.nn.functional.linear(x, cell.weight_ih, cell.recurrent_bias(0))
+    weights = [cell.recurrent_weight(k) for k in range(3)]
+    biases = [cell.recurrent_bias(k) for k in range(1, 3)]
+    out, final = fast.reference_layer(x_proj, s0, weights, biases, coupled=False)
+    want, want_final = loop(x, s0[None])
+    torch.testing.assert_close(out, want, **TOL[torch.float64])
+    torch.testing.assert_close(final, want_final[0], **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("state_dropout", [0.0, 0.5])
+def test_empty_batch_gives_empty_outputs_and_zero_gradients(state_dropout):
+    loop, quick = pair(
+        input_size=3,
+        hidden_size=4,
+        depth=2,
+        num_layers=2,
+        state_dropout=state_dropout,
+    )
+    x = torch.randn(6, 0, 3, dtype=torch.float64, requires_grad=True)
+    want = outputs_and_grads(loop, x, None)
+    got = outputs_and_grads(quick, x, None)
+    assert got[0].shape == (6, 0, 4) and got[1].shape == (2, 0, 4)
+    for a, b in zip(got, want, strict=True):
+        assert a.shape == b.shape
+        torch.testing.assert_close(a, b)
+    assert all((g == 0).all() for g in got[3:])  # zero parameter gradients
+    with torch.no_grad():
+        assert quick(x)[0].shape == (6, 0, 4)

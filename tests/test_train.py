@@ -210,3 +210,42 @@ def test_python_m_rhn_help_lists_the_commands():
     )
     assert done.returncode == 0
     assert "train" in done.stdout and "bench" in done.stdout
+
+
+def test_train_equals_a_plain_reference_loop():
+    """train() computes exactly what a hand-written Adam loop computes."""
+    import math
+
+    import torch.nn.functional as F
+
+    config = tiny(steps=9, eval_every=4, clip=0.5)
+    result = train(config)
+
+    task = tasks.get_task(config.task)
+    torch.manual_seed(config.seed)
+    model = make_model(config)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    batches = torch.Generator().manual_seed(2 * config.seed)
+    x_test, y_test = task.generate(config.eval_samples, config.seq_len, seed=1)
+    losses, test_losses = [], []
+    for step in range(1, config.steps + 1):
+        x, y = task.generate(config.batch_size, config.seq_len, generator=batches)
+        loss = F.mse_loss(model(x).float(), y.float())
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+        opt.step()
+        for group in opt.param_groups:  # the cosine schedule, from 1 to 1/10
+            t = min(step, config.steps) / config.steps
+            group["lr"] = config.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * t)))
+        losses.append(loss.item())
+        if step % config.eval_every == 0 or step == config.steps:
+            with torch.no_grad():
+                model.eval()
+                test_losses.append(F.mse_loss(model(x_test), y_test).item())
+                model.train()
+    assert result.history["train_loss"] == losses
+    assert result.history["eval_step"] == [4, 8, 9]
+    assert result.history["test_loss"] == test_losses
+    for p, q in zip(result.model.parameters(), model.parameters(), strict=True):
+        assert torch.equal(p, q)

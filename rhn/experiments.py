@@ -1,0 +1,390 @@
+r"""Multi-seed experiments: a grid of training runs, written to one JSON file.
+
+A chapter that makes a claim about training needs it to hold over several
+seeds, and a sweep of that size rarely fits in the time a page may take to
+build. :func:`sweep` runs :func:`rhn.train.train` for every combination of a
+grid of settings and every seed, and returns (and writes) one JSON-ready
+record: how it was made (the call or the command line, the versions of
+``rhn``, ``torch`` and Python), and for every run its full config, its final
+metrics and its history. A page loads the record with :func:`load_sweep`,
+shows it, and asserts on :func:`summarize`, which reduces the runs of each
+setting to the mean, standard deviation, minimum and maximum over seeds.
+
+``python -m rhn sweep`` runs the same from a terminal::
+
+    python -m rhn sweep --task adding --grid model=rhn,gru,lstm --grid depth=1,2 \
+        --seeds 0,1,2 --steps 500 --out book/results/adding.json
+
+Example::
+
+    >>> from rhn.train import TrainConfig
+    >>> base = TrainConfig(seq_len=5, hidden_size=8, steps=3, eval_every=3,
+    ...                    eval_samples=16, progress=False, device="cpu")
+    >>> record = sweep(base, {"model": ["rhn", "gru"]}, seeds=[0, 1])
+    >>> [row["model"] for row in summarize(record)]
+    ['rhn', 'gru']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import _checks
+from .train import TrainConfig, train
+
+__all__ = [
+    "FORMAT",
+    "sweep",
+    "load_sweep",
+    "select",
+    "summarize",
+    "steps_to_reach",
+    "uses_field",
+]
+
+FORMAT = 1
+"""Version of the record's layout; :func:`load_sweep` refuses other versions."""
+
+# Config fields that only some models read. A grid over such a field is not
+# swept for the other models: running a GRU at depths 1 and 2 would train the
+# same network twice.
+_ONLY_FOR: dict[str, Callable[[str], bool]] = {
+    "depth": lambda model: model not in ("rnn", "lstm", "gru"),
+    "transform_bias": lambda model: model == "rhn",
+    "forget_bias": lambda model: model == "lstm",
+}
+
+# Fields that a sweep sets itself, or that make no sense per run.
+_NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress"}
+
+_HISTORY_KEYS = ("step", "train_loss", "eval_step", "test_loss", "test_accuracy")
+
+
+def uses_field(model: str, field: str) -> bool:
+    """Whether ``model`` reads the config field ``field``.
+
+    ``depth`` is read by the deep-transition models only, ``transform_bias`` by
+    the RHN and ``forget_bias`` by the LSTM; every other field by all models.
+    """
+    rule = _ONLY_FOR.get(field)
+    return True if rule is None else rule(model)
+
+
+def _check_grid(grid: object) -> dict[str, list[Any]]:
+    if not isinstance(grid, Mapping):
+        raise TypeError(
+            f"grid must be a dict of field name -> list of values, got "
+            f"{type(grid).__name__}"
+        )
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    out: dict[str, list[Any]] = {}
+    for name, values in grid.items():
+        if name not in fields or name in _NOT_IN_GRID:
+            allowed = sorted(fields - _NOT_IN_GRID)
+            raise ValueError(
+                f"grid: {name!r} is not a TrainConfig field a sweep can vary; "
+                f"choose from {allowed}"
+            )
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(
+                f"grid[{name!r}] must be a list of values, got "
+                f"{type(values).__name__} {values!r}"
+            )
+        if len(values) == 0:
+            raise ValueError(f"grid[{name!r}] must hold at least one value, got []")
+        if len(set(map(repr, values))) != len(values):
+            raise ValueError(f"grid[{name!r}] repeats a value: {list(values)}")
+        out[name] = list(values)
+    return out
+
+
+def _check_seeds(seeds: object) -> list[int]:
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+        raise TypeError(
+            f"seeds must be a list of ints >= 0, got {type(seeds).__name__} {seeds!r}"
+        )
+    checked = [_checks.positive_int("seeds[]", s, minimum=0) for s in seeds]
+    if not checked:
+        raise ValueError("seeds must hold at least one seed, got []")
+    if len(set(checked)) != len(checked):
+        raise ValueError(f"seeds repeats a seed: {checked}")
+    return checked
+
+
+def _settings(base: TrainConfig, grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every distinct combination of grid values, in grid order.
+
+    A field the combination's model does not read is left out of it (the run
+    keeps the base value), and the duplicate combinations this makes are
+    dropped.
+    """
+    combos, seen = [], set()
+    for values in itertools.product(*grid.values()):
+        setting = dict(zip(grid, values, strict=True))
+        model = setting.get("model", base.model)
+        setting = {k: v for k, v in setting.items() if uses_field(model, k)}
+        key = json.dumps(setting, sort_keys=True, default=repr)
+        if key not in seen:
+            seen.add(key)
+            combos.append(setting)
+    return combos
+
+
+def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfig:
+    changes = dict(setting, seed=seed, out=None, checkpoint_every=0)
+    # A parameter budget in the grid replaces the base's hidden size.
+    if "num_params" in setting and "hidden_size" not in setting:
+        changes["hidden_size"] = None
+    return dataclasses.replace(base, **changes)
+
+
+def _environment() -> dict[str, Any]:
+    from . import __version__
+
+    return {
+        "rhn_version": __version__,
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    }
+
+
+def _write(record: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
+    tmp.replace(path)  # a reader never sees a half-written file
+
+
+def sweep(
+    base: TrainConfig,
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    *,
+    out: str | Path | None = None,
+    overwrite: bool = False,
+    command: str | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    r"""Train one run per combination of ``grid`` values and seed; return the record.
+
+    The runs are the Cartesian product of the grid's value lists (in the
+    grid's order), each trained with every seed (innermost). A grid field that
+    a combination's model does not read (``depth`` for the RNN, LSTM and GRU,
+    ``transform_bias`` for all but the RHN, ``forget_bias`` for all but the
+    LSTM) is not swept for that model: its runs are made once, with the base
+    value. A ``num_params`` in the grid sets ``hidden_size`` to ``None``, so
+    that the budget decides the width.
+
+    Args:
+        base: the settings every run shares (its ``seed``, ``out`` and
+            ``checkpoint_every`` are replaced: runs write no checkpoints).
+        grid: config field name -> list of values, e.g.
+            ``{"model": ["rhn", "gru"], "depth": [1, 2]}``. May be empty.
+        seeds: the seeds, each run once per combination.
+        out: if given, the path of the JSON file to write. It is rewritten
+            after every run (with ``"complete": false`` until the last), so an
+            interrupted sweep leaves what it finished.
+        overwrite: allow ``out`` to exist already (default: ``False``, which
+            raises ``FileExistsError`` before any training).
+        command: the command line that made the sweep, recorded as is
+            (``python -m rhn sweep`` passes its own).
+        log: called with one line per finished run (e.g. ``print``).
+
+    Returns:
+        A JSON-ready dict: ``format``, ``command``, ``call`` (``base`` as a
+        dict, ``grid``, ``seeds``), ``environment`` (versions of ``rhn``,
+        ``torch``, Python; platform; ``OMP_NUM_THREADS``), ``started``,
+        ``finished``, ``seconds``, ``complete`` and ``runs``: one dict per run
+        with ``setting`` (the grid values the run's model reads), ``seed``,
+        ``config`` (:meth:`TrainConfig.to_dict`), ``metrics`` (``test_loss``,
+        ``baseline``, ``num_params``, ``hidden_size``, ``seconds``, ...) and
+        ``history`` (``step``, ``train_loss``, ``eval_step``, ``test_loss``
+        and, for classification, ``test_accuracy``).
+
+    Raises:
+        FileExistsError: ``out`` exists and ``overwrite`` is ``False``.
+    """
+    if not isinstance(base, TrainConfig):
+        raise TypeError(f"base must be a TrainConfig, got {type(base).__name__}")
+    grid = _check_grid(grid)
+    seeds = _check_seeds(seeds)
+    _checks.boolean("overwrite", overwrite)
+    path = None if out is None else Path(out)
+    if path is not None and path.exists() and not overwrite:
+        raise FileExistsError(
+            f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "
+            "replace it"
+        )
+    settings = _settings(base, grid)
+    # Build every config first, so that a bad value fails before any training.
+    plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]
+
+    record: dict[str, Any] = {
+        "format": FORMAT,
+        "command": command,
+        "call": {
+            "base": base.to_dict(),
+            "grid": grid,
+            "seeds": seeds,
+        },
+        "environment": _environment(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished": None,
+        "seconds": 0.0,
+        "complete": False,
+        "runs": [],
+    }
+    start = time.perf_counter()
+    for i, (setting, seed, config) in enumerate(plan, 1):
+        result = train(config)
+        history = {k: result.history[k] for k in _HISTORY_KEYS if k in result.history}
+        record["runs"].append(
+            {
+                "setting": setting,
+                "seed": seed,
+                "config": config.to_dict(),
+                "metrics": dict(result.metrics),
+                "history": history,
+            }
+        )
+        record["seconds"] = time.perf_counter() - start
+        if i == len(plan):
+            record["complete"] = True
+            record["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if path is not None:
+            _write(record, path)
+        if log is not None:
+            m = result.metrics
+            label = " ".join(f"{k}={v}" for k, v in setting.items())
+            log(
+                f"[{i}/{len(plan)}] {label} seed={seed}: test_loss "
+                f"{m['test_loss']:.4g} (baseline {m['baseline']:.4g}), "
+                f"{m['seconds']:.0f} s"
+            )
+    return record
+
+
+def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str, Any]:
+    """Load a record written by :func:`sweep` (or ``python -m rhn sweep``).
+
+    Args:
+        path: the JSON file.
+        allow_incomplete: accept a sweep that was interrupted (default:
+            ``False``, which raises ``ValueError``).
+    """
+    path = Path(path)
+    record = json.loads(path.read_text())
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        found = record.get("format") if isinstance(record, dict) else None
+        raise ValueError(
+            f"{str(path)!r} is not a sweep record of format {FORMAT} (format {found!r})"
+        )
+    if not record["complete"] and not allow_incomplete:
+        raise ValueError(
+            f"{str(path)!r} holds an interrupted sweep ({len(record['runs'])} runs); "
+            "pass allow_incomplete=True to read it anyway"
+        )
+    return record
+
+
+def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
+    """The runs of ``record`` whose config has every ``field=value`` given.
+
+    For example ``select(record, model="rhn", depth=2)``.
+    """
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(setting) - fields)
+    if unknown:
+        raise ValueError(f"select: unknown config field(s) {unknown}")
+    return [
+        run
+        for run in record["runs"]
+        if all(run["config"][k] == v for k, v in setting.items())
+    ]
+
+
+def steps_to_reach(run: Mapping[str, Any], threshold: float) -> int | None:
+    """The first evaluation step at which the run's held-out loss is below
+    ``threshold``, or ``None`` if it never is."""
+    threshold = _checks.real("threshold", threshold)
+    history = run["history"]
+    for step, loss in zip(history["eval_step"], history["test_loss"], strict=True):
+        if loss < threshold:
+            return int(step)
+    return None
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    n = len(values)
+    mean = sum(values) / n
+    # The sample standard deviation (n - 1); undefined for one seed.
+    std = (
+        math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else math.nan
+    )
+    return {"mean": mean, "std": std, "min": min(values), "max": max(values)}
+
+
+def summarize(
+    record: Mapping[str, Any],
+    metric: str | Callable[[Mapping[str, Any]], float] = "test_loss",
+    by: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The runs grouped by setting, with statistics over seeds.
+
+    Args:
+        record: a sweep record.
+        metric: a key of each run's ``metrics`` (default ``"test_loss"``), or a
+            function of a run returning a number.
+        by: the config fields to group by (default: the grid's fields).
+
+    Returns:
+        One dict per group, in the order the runs were made: the group's
+        field values (``None`` for a field the group's model does not read),
+        ``n`` (number of seeds), ``seeds``, ``values`` (one per seed),
+        ``mean``, ``std`` (sample standard deviation, NaN for one seed),
+        ``min`` and ``max``.
+    """
+    by = list(record["call"]["grid"] if by is None else by)
+    if callable(metric):
+        value_of = metric
+    else:
+        name = metric
+
+        def value_of(run: Mapping[str, Any]) -> float:
+            if name not in run["metrics"]:
+                raise ValueError(
+                    f"metric {name!r} is not in the runs' metrics "
+                    f"{sorted(run['metrics'])}"
+                )
+            return run["metrics"][name]
+
+    groups: dict[str, dict[str, Any]] = {}
+    for run in record["runs"]:
+        config = run["config"]
+        try:
+            # None where the run's model does not read the field (depth of a GRU)
+            key_values = {
+                k: config[k] if uses_field(config["model"], k) else None for k in by
+            }
+        except KeyError as err:
+            raise ValueError(f"by: {err.args[0]!r} is not a config field") from None
+        key = json.dumps(key_values, sort_keys=True)
+        group = groups.setdefault(key, {**key_values, "seeds": [], "values": []})
+        group["seeds"].append(run["seed"])
+        group["values"].append(float(value_of(run)))
+    return [
+        {**g, "n": len(g["values"]), **_stats(g["values"])} for g in groups.values()
+    ]

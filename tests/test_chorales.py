@@ -1,0 +1,182 @@
+"""Bach chorales: the shipped file, the loader, the loss, the baseline, audio."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rhn import chorales
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return {s: chorales.load(s) for s in (*chorales.SPLITS, "all")}
+
+
+def test_shipped_data_facts(splits):
+    train, valid, test, full = (splits[s] for s in ("train", "valid", "test", "all"))
+    assert (len(train), len(valid), len(test)) == (210, 69, 69)
+    assert len(full) == 348
+    # the splits are disjoint and cover every chorale
+    names = [set(s.names) for s in (train, valid, test)]
+    assert set.union(*names) == set(full.names) and sum(map(len, names)) == 348
+    # every Riemenschneider number 1..371 belongs to exactly one chorale
+    numbers = sorted(n for ns in full.riemenschneider for n in ns)
+    assert numbers == list(range(1, 372))
+    assert full.num_pitches == chorales.HIGHEST - chorales.LOWEST + 1 == 46
+    for r in full.rolls:
+        assert r.dtype == torch.float32 and set(r.unique().tolist()) <= {0.0, 1.0}
+    # the range is the one that occurs: both end columns are used
+    used = torch.cat(full.rolls).amax(0)
+    assert used[0] == 1 and used[-1] == 1
+    # four voices sound at most 4 pitches per frame (5 in the one 5-voice chorale)
+    per_frame = torch.cat(full.rolls).sum(1)
+    assert per_frame.max() <= 5 and (per_frame == 4).float().mean() > 0.8
+    # no two chorales are the same music
+    keys = {tuple(r.flatten().tolist()) for r in full.rolls}
+    assert len(keys) == len(full)
+
+
+def test_split_rule(splits):
+    full = splits["all"]
+    order = sorted(range(len(full)), key=lambda i: full.riemenschneider[i][0])
+    assert order == list(range(len(full)))  # stored in Riemenschneider order
+    for i, name in enumerate(full.names):
+        expected = "test" if i % 5 == 4 else "valid" if i % 5 == 3 else "train"
+        assert name in splits[expected].names
+
+
+def test_pad_and_next_step():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    b = torch.tensor([[0.0, 1.0]])
+    roll, mask = chorales.pad([a, b])
+    assert roll.shape == (3, 2, 2) and mask.tolist() == [
+        [True, True],
+        [True, False],
+        [True, False],
+    ]
+    assert torch.equal(roll[:, 0], a) and torch.equal(roll[0, 1], b[0])
+    assert roll[1:, 1].abs().sum() == 0
+    x, y, m = chorales.next_step(roll, mask)
+    assert torch.equal(y, roll) and torch.equal(m, mask)
+    assert x[0].abs().sum() == 0 and torch.equal(x[1:], roll[:-1])
+
+
+def test_frame_nll_is_the_sum_of_bernoulli_nlls_per_frame():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 3, 4, generator=g, dtype=torch.float64)
+    targets = (torch.rand(5, 3, 4, generator=g) < 0.3).double()
+    mask = torch.rand(5, 3, generator=g) < 0.7
+    p = torch.sigmoid(logits)
+    # an independent computation: log-probability of each frame
+    log_lik = (targets * p.log() + (1 - targets) * (1 - p).log()).sum(-1)  # (T, B)
+    expected = -log_lik[mask].sum() / mask.sum()
+    got = chorales.frame_nll(logits, targets, mask)
+    torch.testing.assert_close(got, expected)
+    total = chorales.frame_nll(logits, targets, mask, reduction="sum")
+    torch.testing.assert_close(total, -log_lik[mask].sum())
+    # padding does not matter, whatever the logits there
+    logits2 = logits.clone()
+    logits2[~mask] = 1e3
+    torch.testing.assert_close(chorales.frame_nll(logits2, targets, mask), got)
+
+
+def test_baseline_is_the_nll_of_the_training_frequencies(splits):
+    train, test = splits["train"], splits["test"]
+    frames = torch.cat(train.rolls).double()
+    f = (frames.sum(0) + 1) / (frames.shape[0] + 2)
+    torch.testing.assert_close(chorales.pitch_frequencies(train), f)
+    y = torch.cat(test.rolls).double()
+    by_hand = -(y * f.log() + (1 - y) * (1 - f).log()).sum(1).mean().item()
+    assert chorales.baseline_nll(test, train) == pytest.approx(by_hand, rel=1e-12)
+    # on the training split, the smoothed frequencies are within 1e-3 nats of
+    # the maximum-likelihood constant predictor n_p / N (0 log 0 = 0)
+    base = chorales.baseline_nll(train, train)
+    q = frames.mean(0)
+    ml = (
+        -(
+            torch.xlogy(frames, q.expand_as(frames))
+            + torch.xlogy(1 - frames, (1 - q).expand_as(frames))
+        )
+        .sum(1)
+        .mean()
+        .item()
+    )
+    assert 0.0 <= base - ml < 1e-3
+    assert 5.0 < chorales.baseline_nll(test) < 20.0
+
+
+def test_batches_visit_every_chorale_once_per_pass(splits):
+    valid = splits["valid"]
+    g = torch.Generator().manual_seed(0)
+    it = chorales.batches(valid, 16, generator=g)
+    frames = 0
+    for _ in range(math.ceil(len(valid) / 16)):
+        x, y, m = next(it)
+        assert x.shape == y.shape and m.shape == x.shape[:2]
+        frames += int(m.sum())
+    assert frames == valid.num_frames
+
+
+def test_sample_continuation_shapes_and_determinism():
+    from rhn.train import SequenceModel
+
+    torch.manual_seed(0)
+    model = SequenceModel(__import__("rhn").GRU(46, 8), 46, readout="all")
+    prime = chorales.load("test").rolls[0][:8]
+    a = chorales.sample_continuation(
+        model, prime, 5, generator=torch.Generator().manual_seed(1)
+    )
+    b = chorales.sample_continuation(
+        model, prime, 5, generator=torch.Generator().manual_seed(1)
+    )
+    assert a.shape == (5, 46) and torch.equal(a, b)
+    assert set(a.unique().tolist()) <= {0.0, 1.0}
+    # the continuation is drawn from the model's own next-step probabilities:
+    # with the head's bias at +/-30 every pitch is certain
+    with torch.no_grad():
+        model.head.weight.zero_()
+        model.head.bias.fill_(-30.0)
+        model.head.bias[[0, 5]] = 30.0
+    c = chorales.sample_continuation(model, prime, 3)
+    assert c.sum(0).tolist() == [3.0 if p in (0, 5) else 0.0 for p in range(46)]
+
+
+def test_synthesize_plays_the_right_pitch_for_the_right_time():
+    roll = np.zeros((4, 46))
+    roll[1:3, 69 - chorales.LOWEST] = 1  # A4 for two frames
+    audio = chorales.synthesize(roll, rate=8000, seconds_per_step=0.25)
+    assert audio.shape == (8000,) and audio.dtype == np.float32
+    assert np.abs(audio).max() == pytest.approx(1.0)
+    assert np.abs(audio[:2000]).max() == 0 and np.abs(audio[6000:]).max() == 0
+    spectrum = np.abs(np.fft.rfft(audio))
+    assert np.argmax(spectrum) * 8000 / len(audio) == pytest.approx(440.0, abs=1.0)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="split"):
+        chorales.load("dev")
+    with pytest.raises(ValueError, match="rolls"):
+        chorales.pad([])
+    with pytest.raises(ValueError, match="mask"):
+        chorales.frame_nll(torch.zeros(2, 3, 4), torch.zeros(2, 3, 4), torch.ones(3))
+    with pytest.raises(TypeError, match="logits"):
+        chorales.frame_nll(torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, 4))
+
+
+def test_regeneration_reproduces_the_shipped_file(tmp_path):
+    pytest.importorskip("music21")
+    # a prefix of the collection (parsing all of it takes a minute or two)
+    data = chorales.build(limit=12)
+    path = chorales.save(data, tmp_path / "chorales.npz")
+    part = chorales.load("all", path=path)
+    shipped = chorales.load("all")
+    n = len(part)
+    assert n >= 10
+    assert part.names == shipped.names[:n]
+    for a, b in zip(part.rolls, shipped.rolls[:n], strict=True):
+        assert torch.equal(a, b)
+    assert part.riemenschneider == tuple(
+        tuple(x for x in ns if x <= 12) for ns in shipped.riemenschneider[:n]
+    )

@@ -1,0 +1,200 @@
+"""Multi-seed sweeps: rhn.experiments and ``python -m rhn sweep``."""
+
+import json
+import statistics
+
+import pytest
+
+from rhn.__main__ import main
+from rhn.experiments import load_sweep, select, steps_to_reach, summarize, sweep
+from rhn.train import TrainConfig, train
+
+TINY = {
+    "seq_len": 6,
+    "hidden_size": 8,
+    "depth": 1,
+    "steps": 4,
+    "eval_every": 2,
+    "eval_samples": 16,
+    "batch_size": 8,
+    "progress": False,
+    "device": "cpu",
+}
+
+
+def tiny(**overrides):
+    return TrainConfig(**{**TINY, **overrides})
+
+
+def test_sweep_runs_every_setting_and_seed_like_train():
+    record = sweep(tiny(), {"model": ["rhn", "gru"], "lr": [1e-2, 2e-2]}, [0, 3])
+    runs = record["runs"]
+    assert [(r["setting"]["model"], r["setting"]["lr"], r["seed"]) for r in runs] == [
+        (m, lr, s) for m in ("rhn", "gru") for lr in (1e-2, 2e-2) for s in (0, 3)
+    ]
+    assert record["complete"] and record["call"]["seeds"] == [0, 3]
+    assert record["environment"]["torch_version"]
+    # Each run is exactly the run train() makes from its recorded config.
+    run = runs[5]  # gru, lr 1e-2, seed 3
+    again = train(TrainConfig(**run["config"]))
+    assert run["history"]["test_loss"] == again.history["test_loss"]
+    assert run["history"]["train_loss"] == again.history["train_loss"]
+    assert run["metrics"]["test_loss"] == again.metrics["test_loss"]
+    assert run["history"]["eval_step"] == [2, 4]
+    assert run["config"]["model"] == "gru" and run["config"]["seed"] == 3
+    json.dumps(record)  # JSON-ready
+
+
+def test_fields_a_model_ignores_are_not_swept():
+    record = sweep(tiny(depth=3), {"model": ["rhn", "gru"], "depth": [1, 2]}, [0])
+    settings = [r["setting"] for r in record["runs"]]
+    assert settings == [
+        {"model": "rhn", "depth": 1},
+        {"model": "rhn", "depth": 2},
+        {"model": "gru"},
+    ]
+    assert record["runs"][2]["config"]["depth"] == 3  # the base value
+    rows = summarize(record)
+    assert [(r["model"], r["depth"]) for r in rows] == [
+        ("rhn", 1),
+        ("rhn", 2),
+        ("gru", None),
+    ]
+
+
+def test_a_budget_in_the_grid_sets_the_width():
+    record = sweep(tiny(), {"model": ["rnn", "lstm"], "num_params": [400]}, [0])
+    for run in record["runs"]:
+        assert run["config"]["hidden_size"] is None
+        core = run["metrics"]["num_params"] - (run["metrics"]["hidden_size"] + 1)
+        assert abs(core - 400) < 0.2 * 400
+    widths = [r["metrics"]["hidden_size"] for r in record["runs"]]
+    assert widths[0] > widths[1]  # the RNN is wider at equal size
+
+
+def test_summarize_and_select_and_steps_to_reach():
+    record = sweep(tiny(), {"model": ["rhn", "rnn"]}, [0, 1, 2])
+    rows = summarize(record)
+    assert [r["model"] for r in rows] == ["rhn", "rnn"]
+    for row in rows:
+        runs = select(record, model=row["model"])
+        values = [r["metrics"]["test_loss"] for r in runs]
+        assert row["values"] == values and row["seeds"] == [0, 1, 2]
+        assert row["n"] == 3
+        assert row["mean"] == pytest.approx(statistics.mean(values))
+        assert row["std"] == pytest.approx(statistics.stdev(values))
+        assert (row["min"], row["max"]) == (min(values), max(values))
+    by_seed = summarize(record, metric=lambda run: run["seed"], by=["model"])
+    assert by_seed[0]["mean"] == 1.0 and by_seed[0]["min"] == 0
+    run = record["runs"][0]
+    losses = run["history"]["test_loss"]
+    assert steps_to_reach(run, losses[0] + 1.0) == 2
+    assert steps_to_reach(run, min(losses) - 1.0) is None
+    one_seed = sweep(tiny(), {}, [5])
+    assert summarize(one_seed, by=["model"])[0]["n"] == 1
+    with pytest.raises(ValueError, match="metric 'nope'"):
+        summarize(record, metric="nope")
+    with pytest.raises(ValueError, match="unknown config field"):
+        select(record, colour="red")
+
+
+def test_out_file_round_trip_and_overwrite(tmp_path):
+    path = tmp_path / "results" / "s.json"
+    record = sweep(tiny(), {"model": ["rhn"]}, [0, 1], out=path, command="cmd")
+    assert load_sweep(path) == json.loads(json.dumps(record))
+    assert load_sweep(path)["command"] == "cmd"
+    with pytest.raises(FileExistsError, match="overwrite"):
+        sweep(tiny(), {"model": ["rhn"]}, [0], out=path)
+    assert len(load_sweep(path)["runs"]) == 2  # untouched
+    sweep(tiny(), {"model": ["rhn"]}, [0], out=path, overwrite=True)
+    assert len(load_sweep(path)["runs"]) == 1
+    partial = json.loads(path.read_text())
+    partial["complete"] = False
+    path.write_text(json.dumps(partial))
+    with pytest.raises(ValueError, match="interrupted"):
+        load_sweep(path)
+    assert load_sweep(path, allow_incomplete=True)["runs"]
+    path.write_text(json.dumps({"format": 99}))
+    with pytest.raises(ValueError, match="format"):
+        load_sweep(path)
+
+
+@pytest.mark.parametrize(
+    "grid, seeds, error, words",
+    [
+        ({"colour": [1]}, [0], ValueError, "colour"),
+        ({"seed": [1, 2]}, [0], ValueError, "'seed'"),
+        ({"depth": []}, [0], ValueError, "at least one"),
+        ({"depth": 2}, [0], TypeError, "list of values"),
+        ({"depth": [1, 1]}, [0], ValueError, "repeats"),
+        ({"depth": [0]}, [0], ValueError, "depth"),
+        ({}, [], ValueError, "at least one seed"),
+        ({}, [0, 0], ValueError, "repeats"),
+        ({}, [-1], ValueError, "seeds"),
+        ({}, "0,1", TypeError, "seeds"),
+        ([("depth", [1])], [0], TypeError, "grid"),
+    ],
+)
+def test_sweep_errors(grid, seeds, error, words):
+    with pytest.raises(error, match=words):
+        sweep(tiny(), grid, seeds)
+
+
+def test_sweep_needs_a_config():
+    with pytest.raises(TypeError, match="TrainConfig"):
+        sweep({"model": "rhn"}, {}, [0])
+
+
+def test_cli_sweep_end_to_end(tmp_path, capsys):
+    out = tmp_path / "sweep.json"
+    argv = [
+        "sweep",
+        "--seq-len", "6", "--hidden-size", "8", "--steps", "4", "--eval-every", "2",
+        "--eval-samples", "16", "--batch-size", "8", "--device", "cpu",
+        "--no-progress", "--grid", "model=rhn,gru", "--grid", "depth=1,2",
+        "--seeds", "0,1", "--out", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    record = load_sweep(out)
+    assert record["command"].startswith("python -m rhn sweep --seq-len 6")
+    assert len(record["runs"]) == 6  # rhn x 2 depths x 2 seeds, gru x 2 seeds
+    run = select(record, model="rhn", depth=2, seed=1)[0]
+    assert run["config"]["steps"] == 4 and run["config"]["hidden_size"] == 8
+    # The same run through the Python API gives the same numbers.
+    again = train(TrainConfig(**run["config"]))
+    assert again.history["test_loss"] == run["history"]["test_loss"]
+    capsys.readouterr()
+    assert main(argv) == 2  # the file exists
+    err = capsys.readouterr().err
+    assert "exists" in err and "--overwrite" in err and err.count("\n") == 1
+    assert main([*argv, "--overwrite", "--grid", "lr=0.01"]) == 0
+    assert load_sweep(out)["call"]["grid"]["lr"] == [0.01]
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--grid", "depth=a"], "expected int"),
+        (["--grid", "colour=1"], "FIELD=V1"),
+        (["--grid", "depth"], "FIELD=V1"),
+        (["--grid", "depth=1", "--grid", "depth=2"], "twice"),
+        (["--grid", "amp=yes"], "true or false"),
+        (["--seed", "1"], "--seeds"),
+        (["--resume", "x.pt"], "resume"),
+    ],
+)
+def test_cli_sweep_errors(tmp_path, capsys, argv, words):
+    base = ["sweep", "--seeds", "0", "--out", str(tmp_path / "x.json")]
+    assert main([*base, *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_cli_sweep_needs_out_and_seeds(tmp_path, capsys):
+    assert main(["sweep", "--seeds", "0"]) == 2
+    assert "--out is required" in capsys.readouterr().err
+    assert main(["sweep", "--out", str(tmp_path / "x.json")]) == 2
+    assert "--seeds is required" in capsys.readouterr().err
+    assert main(["sweep", "--seeds", "0,x", "--out", str(tmp_path / "x.json")]) == 2
+    assert "comma-separated" in capsys.readouterr().err

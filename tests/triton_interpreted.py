@@ -1,0 +1,137 @@
+"""The Triton kernels of rhn.fused against the loop, in Triton's interpreter.
+
+Run by ``tests/test_fused.py`` in a subprocess with ``TRITON_INTERPRET=1``
+set before Triton is imported (Triton decides between compiling and
+interpreting when a kernel is defined, so the variable must not leak into the
+main test process). Collected directly, without the variable, it skips.
+"""
+
+import os
+
+import pytest
+import torch
+
+if os.environ.get("TRITON_INTERPRET") != "1":
+    pytest.skip(
+        "runs in a subprocess with TRITON_INTERPRET=1 (tests/test_fused.py)",
+        allow_module_level=True,
+    )
+pytest.importorskip("triton")
+
+import rhn  # noqa: E402
+from rhn import fast, fused  # noqa: E402
+
+TOL64 = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def layer_args(coupled, masked, T=4, B=2, H=3, D=3):
+    G = 2 if coupled else 3
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(B, H, **dt, requires_grad=True)
+    weights = [torch.randn(G * H, H, **dt).mul(0.5).requires_grad_() for _ in range(D)]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.tensor([[0.0, 2.0, 2.0], [2.0, 2.0, 0.0]], **dt) if masked else None
+    return (x_proj, s0, weights, biases), mask
+
+
+def test_runs_interpreted():
+    assert fused.interpreted()
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+@pytest.mark.parametrize("masked", [False, True])
+def test_layer_matches_reference_float64(coupled, masked):
+    args, mask = layer_args(coupled, masked)
+    inputs = [args[0], args[1], *args[2], *args[3]]
+    results = []
+    for layer in (fused.rhn_layer, fast.reference_layer):
+        out, final = layer(*args, coupled=coupled, state_mask=mask)
+        loss = out.pow(2).sum() + final.sum()
+        results.append([out, final, *torch.autograd.grad(loss, inputs)])
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(a, b, **TOL64)
+    with torch.no_grad():  # the inference path keeps no buffers
+        out, final = fused.rhn_layer(*args, coupled=coupled, state_mask=mask)
+    torch.testing.assert_close(out, results[1][0], **TOL64)
+
+
+def pair(**kwargs):
+    torch.manual_seed(0)
+    loop = rhn.RHN(impl="loop", **kwargs)
+    with torch.no_grad():
+        for cell in loop.cells:
+            for k in range(cell.depth):
+                cell.recurrent_bias(k).normal_()
+    tri = rhn.RHN(impl="triton", **kwargs)
+    tri.load_state_dict(loop.state_dict())
+    return loop, tri
+
+
+def run(net, x, state):
+    torch.manual_seed(1)  # the same dropout masks
+    out, final = net(x, state)
+    loss = out.pow(2).sum() + final.sum()
+    grads = torch.autograd.grad(loss, [x, state, *net.parameters()])
+    return [out, final, *grads]
+
+
+def rel_err(a, b):
+    a, b = a.detach().double(), b.detach().double()
+    return float((a - b).norm() / b.norm().clamp_min(1e-30))
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+def test_network_with_dropout_matches_loop(coupled):
+    loop, tri = pair(
+        input_size=3,
+        hidden_size=5,
+        depth=2,
+        num_layers=2,
+        coupled=coupled,
+        input_dropout=0.2,
+        state_dropout=0.3,
+        output_dropout=0.1,
+    )
+    x = torch.randn(5, 3, 3, requires_grad=True)
+    s0 = torch.randn(2, 3, 5, requires_grad=True)
+    want, got = run(loop, x, s0), run(tri, x, s0)
+    assert (want[0] == 0).any()  # the masks were applied
+    for a, b in zip(got, want, strict=True):
+        # float32 with a different order of operations (the float64 test
+        # above pins the arithmetic to 1e-10)
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    # under bfloat16 autocast: float32 state, gradients within 4 eps (see
+    # tests/test_fast.py for the tolerance)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want_low, got_low = run(loop, x, s0), run(tri, x, s0)
+    eps = torch.finfo(torch.bfloat16).eps
+    for a, b in zip(got_low, want_low, strict=True):
+        assert a.dtype == torch.float32
+        assert rel_err(a, b) < 4 * eps
+
+
+def test_continuation_double_backward_and_empty_batch():
+    loop, tri = pair(input_size=2, hidden_size=4, depth=2, coupled=False)
+    x = torch.randn(6, 2, 2, requires_grad=True)
+    out, state = tri(x)
+    out1, state1 = tri(x[:2])
+    out2, state2 = tri(x[2:], state1)
+    torch.testing.assert_close(torch.cat([out1, out2]), out)
+    torch.testing.assert_close(state2, state)
+    # a gradient penalty: second-order gradients equal the loop's
+    results = []
+    for net in (loop, tri):
+        out, final = net(x)
+        gx, *gp = torch.autograd.grad(
+            out.pow(2).sum(), [x, *net.parameters()], create_graph=True
+        )
+        penalty = gx.pow(2).sum() + sum(g.pow(2).sum() for g in gp)
+        results.append(torch.autograd.grad(penalty, [x, *net.parameters()]))
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(a, b)
+    empty = torch.randn(6, 0, 2, requires_grad=True)
+    out, final = tri(empty)
+    assert out.shape == (6, 0, 4) and final.shape == (1, 0, 4)
+    grads = torch.autograd.grad(out.sum() + final.sum(), list(tri.parameters()))
+    assert all((g == 0).all() for g in grads)
