@@ -14,10 +14,6 @@ symbol     meaning
 ``N``      number of stacked layers
 ``G``      gate blocks per weight matrix: 2 (``[H; T]``, coupled carry)
            or 3 (``[H; T; C]``)
-``t``      time step, ``1..T`` in the book (``s^[0]`` the initial state);
-           0-based ``output[t - 1]`` in code
-``k``      micro-layer inside a step, ``0..D-1`` (``weight_hh_d{k}``)
-``g``      weight scale of a recurrent matrix, ``R = g R_0``
 =========  ==============================================================
 
 Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;
