@@ -85,3 +85,33 @@ def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
     assert torch.isfinite(losses).all() and losses[-1] < losses[0]
     saved = train_mod.load_checkpoint(tmp_path / train_mod.CHECKPOINT_NAME)
     assert saved["scaler"]["scale"] > 0
+
+
+# --- cuda_graph=True: the training step of rhn.graphs.GraphedStep ------------
+
+
+def test_cuda_graph_needs_cuda():
+    with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
+        train_mod.train(config(cuda_graph=True))
+    with pytest.raises(TypeError, match="cuda_graph"):
+        config(cuda_graph="yes")
+
+
+@pytest.mark.parametrize("amp", [False, True])
+def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
+    # on the CPU the graphed step runs uncaptured (GraphedStep(capture=False)):
+    # the same history bit for bit as the plain step, warm-up undone
+    if amp:
+        monkeypatch.setattr(
+            train_mod._Run,
+            "_setup_precision",
+            lambda self: (
+                setattr(self, "use_amp", True)
+                or setattr(self, "amp_dtype", torch.bfloat16)
+                or setattr(self, "scaler", torch.amp.GradScaler("cuda", enabled=False))
+            ),
+        )
+    monkeypatch.setattr(train_mod._Run, "_check_cuda_graph", lambda self: None)
+    graphed = train_mod.train(config(cuda_graph=True, steps=12, eval_every=6))
+    eager = train_mod.train(config(steps=12, eval_every=6))
+    assert graphed.history == eager.history
