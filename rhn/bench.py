@@ -54,7 +54,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks
+from . import _checks, _cli
 from .baselines import count_parameters, matched_hidden_size
 from .cells import RHN
 
@@ -427,7 +427,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _cli.Parser(
         prog="python -m rhn bench",
         description="Time forward+backward of the RHN (plain loop and fast path) "
         "against torch.nn.LSTM/GRU at the same hidden size and at the same "
@@ -444,6 +444,7 @@ def _parser() -> argparse.ArgumentParser:
         "--models",
         nargs="+",
         default=None,
+        type=str.lower,
         choices=list(KNOWN),
         help="models to time (default: all but rhn-compiled; rhn-triton and "
         "rhn-graphed on CUDA only)",
@@ -471,17 +472,50 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m rhn bench``; returns the exit status."""
-    args = _parser().parse_args(argv)
+def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
+    """Validate the parsed options; return the device and the output file.
+
+    The output file (``None`` for ``--out -``) is checked for writing here, so
+    that a bad path fails before the minutes of timing, not after.
+    """
+    for b in args.batch:
+        _checks.positive_int("--batch", b)
+    for name in ("steps", "input_size", "hidden_size", "depth", "repeats"):
+        _checks.positive_int(f"--{name.replace('_', '-')}", getattr(args, name))
+    _checks.positive_int("--warmup", args.warmup, minimum=0)
+    for d in args.depths:
+        _checks.positive_int("--depths", d)
     if args.threads is not None:
-        torch.set_num_threads(_checks.positive_int("--threads", args.threads))
-    device = args.device
+        _checks.positive_int("--threads", args.threads)
+    _checks.seed("--seed", args.seed)
+    device = args.device.strip().lower()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        print("python -m rhn bench: --device cuda but no CUDA device is available")
-        return 2
+    kind = _checks.device("--device", device).type
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {args.device}: no CUDA device is available")
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"--device must be cpu, cuda, cuda:N or auto, got {device!r}")
+    out = args.out or f"results-{kind}.json"
+    if out == "-":
+        return device, None
+    _cli.writable_file("--out", out)
+    return device, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m rhn bench``; returns the exit status.
+
+    Every option is checked before any timing: a mistake is one line on
+    stderr and exit status 2.
+    """
+    args = _parser().parse_args(argv)
+    try:
+        device, out = _check_args(args)
+    except (TypeError, ValueError) as err:
+        return _cli.fail("python -m rhn bench", err)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     models = list(args.models or default_models(torch.device(device)))
     if args.compile and "rhn-compiled" not in models:
         models.append("rhn-compiled")
@@ -515,8 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             f"D = {row['depth']:>2} {row['model']:>9}: {row['median_ms']:8.1f} ms, "
             f"{row['us_per_token']:6.2f} us/token"
         )
-    out = args.out or f"results-{torch.device(device).type}.json"
-    if out != "-":
+    if out is not None:
         with open(out, "w") as f:
             json.dump(result, f, indent=1)
             f.write("\n")
