@@ -63,6 +63,7 @@ __all__ = [
     "CUDA_MODELS",
     "KNOWN",
     "default_models",
+    "check_models",
     "device_name",
     "build",
     "time_models",
@@ -113,6 +114,29 @@ def device_name(device: torch.device) -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "cpu"
+
+
+def check_models(models: Sequence[str], device: torch.device) -> list[str]:
+    """The model names, checked: known, at least one, runnable on ``device``.
+
+    Raises:
+        ValueError: for an unknown name, an empty list, ``rhn-triton`` or
+            ``rhn-graphed`` off CUDA, or ``rhn-triton`` without Triton.
+    """
+    models = [_checks.choice("models", m, KNOWN) for m in models]
+    if not models:
+        raise ValueError("models must name at least one model, got none")
+    cuda_only = [m for m in models if m in ("rhn-triton", "rhn-graphed")]
+    if cuda_only and device.type != "cuda":
+        raise ValueError(
+            f"models {cuda_only} run on CUDA only, got device {device.type!r}"
+        )
+    if "rhn-triton" in models and importlib.util.find_spec("triton") is None:
+        raise ValueError(
+            "models: rhn-triton needs the optional package triton, which is not "
+            "installed (pip install 'rhn[triton]')"
+        )
+    return models
 
 
 def build(
@@ -266,16 +290,7 @@ def run(
         ``compile_s``.
     """
     device = torch.device(device)
-    if models is None:
-        models = default_models(device)
-    models = [_checks.choice("models", m, KNOWN) for m in models]
-    if not models:
-        raise ValueError("models must name at least one model, got none")
-    cuda_only = [m for m in models if m in ("rhn-triton", "rhn-graphed")]
-    if cuda_only and device.type != "cuda":
-        raise ValueError(
-            f"models {cuda_only} run on CUDA only, got device {device.type!r}"
-        )
+    models = check_models(default_models(device) if models is None else models, device)
     load_before = _loadavg()
     torch.manual_seed(seed)
     built = {m: build(m, input_size, hidden_size, depth, device) for m in models}
@@ -512,13 +527,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         device, out = _check_args(args)
+        models = list(args.models or default_models(torch.device(device)))
+        if args.compile and "rhn-compiled" not in models:
+            models.append("rhn-compiled")
+        check_models(models, torch.device(device))
     except (TypeError, ValueError) as err:
         return _cli.fail("python -m rhn bench", err)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    models = list(args.models or default_models(torch.device(device)))
-    if args.compile and "rhn-compiled" not in models:
-        models.append("rhn-compiled")
     result = run(
         args.batch,
         steps=args.steps,

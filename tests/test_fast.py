@@ -442,3 +442,12 @@ def test_bench_gpu_variants_logic():
     assert ratios["loop/fast"] == 3.0 and ratios["loop/graphed"] == 12.0
     assert ratios["fast/triton"] == 2.0 and ratios["graphed/lstm-matched"] == 2.0
     assert ratios["triton/lstm-matched"] == 4.0
+
+
+def test_bench_cli_rejects_gpu_models_on_the_cpu(capsys):
+    import rhn.bench
+
+    argv = ["--models", "rhn-triton", "--batch", "1", "--steps", "2", "--out", "-"]
+    assert rhn.bench.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "CUDA only" in err and len(err.strip().splitlines()) == 1
