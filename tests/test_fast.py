@@ -389,6 +389,15 @@ def test_reference_layer_is_the_loop():
     torch.testing.assert_close(final, want_final[0], **TOL[torch.float64])
 
 
+@pytest.mark.parametrize("impl", ["loop", "fast"])
+def test_empty_batch_is_refused_the_same_way_by_every_path(impl):
+    # one behaviour for the whole package (rhn._checks.nonempty_batch): a
+    # batch of zero sequences is a clear error, never silent empty results
+    model = rhn.RHN(3, 4, depth=2, num_layers=2, impl=impl)
+    with pytest.raises(ValueError, match="batch size 0"):
+        model(torch.randn(6, 0, 3))
+
+
 @pytest.mark.parametrize("masked", [False, True])
 def test_empty_batch_gives_empty_outputs_and_zero_gradients(masked):
     # rhn.RHN rejects B = 0 at its entry (a ValueError); the layer itself
@@ -412,8 +421,6 @@ def test_empty_batch_gives_empty_outputs_and_zero_gradients(masked):
         assert a.shape == b.shape and not a.any() and not b.any()
     with torch.no_grad():
         assert fast.rhn_layer(x_proj, s0, weights, biases)[0].shape == (T, 0, H)
-    with pytest.raises(ValueError, match="batch size 0"):
-        rhn.RHN(3, H, D)(torch.randn(T, 0, 3))
 
 
 def test_bench_gpu_variants_logic():

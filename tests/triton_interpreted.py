@@ -130,6 +130,8 @@ def test_continuation_double_backward_and_empty_batch():
         results.append(torch.autograd.grad(penalty, [x, *net.parameters()]))
     for a, b in zip(*results, strict=True):
         torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="batch size 0"):  # as every path
+        tri(torch.randn(6, 0, 2))
     # an empty batch (rhn.RHN rejects it; the layer stays correct)
     (x_proj, s0, weights, biases), _ = layer_args(True, False, B=0)
     out, final = fused.rhn_layer(x_proj, s0, weights, biases)
