@@ -124,6 +124,13 @@ def train_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="B",
     )
+    option(
+        "--forget-bias",
+        "initial LSTM forget-gate bias (1 is the usual fair choice); "
+        "left out: torch's initialisation",
+        type=float,
+        metavar="B",
+    )
     option("--steps", "optimiser steps, each on a fresh batch", type=int, metavar="S")
     option("--batch-size", "sequences per step", type=int, metavar="B")
     option("--lr", "Adam learning rate", type=float)

@@ -81,6 +81,7 @@ class TrainConfig:
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
     transform_bias: float = -3.0  # initial RHN transform-gate bias (negative: carry)
+    forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
     steps: int = 1000  # optimiser steps, one fresh batch each
     batch_size: int = 64  # sequences per step
     lr: float = 5e-3  # Adam learning rate
@@ -123,6 +124,10 @@ class TrainConfig:
         self.transform_bias = _checks.representable(  # the model is float32
             "transform_bias", _checks.real("transform_bias", self.transform_bias), None
         )
+        if self.forget_bias is not None:
+            self.forget_bias = _checks.representable(
+                "forget_bias", _checks.real("forget_bias", self.forget_bias), None
+            )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
@@ -267,6 +272,8 @@ def make_model(
         kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
     if config.model == "dtrnn":
         kwargs.update(depth=config.depth)
+    if config.model == "lstm":
+        kwargs.update(forget_bias=config.forget_bias)
     H = config.hidden_size
     if H is None:
         H = matched_hidden_size(
@@ -611,7 +618,7 @@ class _Run:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward pass runs in (autocast, or nothing)."""
-        if self.use_amp:
+        if self.use_amp:  # the device's own autocast (tests use the CPU's)
             return torch.autocast(self.device.type, dtype=self.amp_dtype)
         return contextlib.nullcontext()
 
