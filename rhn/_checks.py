@@ -110,6 +110,7 @@ def sequence(
         x = x.transpose(0, 1)
     if x.shape[0] == 0:
         raise ValueError(f"{name} must have at least one time step, got T = 0")
+    nonempty_batch(name, x.shape[1])
     return x, unbatched
 
 
@@ -177,20 +178,15 @@ def finite_tensor(name: str, value: torch.Tensor) -> torch.Tensor:
     return value
 
 
-def batch_mean_defined(name: str, batch: int, reduction: str) -> None:
-    """Raise a ``ValueError`` when a mean over an empty batch is asked for.
+def nonempty_batch(name: str, batch: int) -> None:
+    """Raise a ``ValueError`` for a batch of zero sequences.
 
-    Every model of the package maps a batch of zero sequences to empty
-    outputs and zero parameter gradients (the loop, the fast path and the
-    ``torch.nn`` baselines agree), and per-sequence results are then empty
-    too. Only a mean over the batch has no value; rather than return NaN,
-    the functions that average say so.
+    Every path of the package (the loop, the fast path, the baselines,
+    :mod:`rhn.gradflow`) refuses ``B = 0`` the same way: a mean over an empty
+    batch has no meaning, and an empty result would hide the mistake.
     """
-    if batch == 0 and reduction == "mean":
-        raise ValueError(
-            f"{name} holds no sequences (batch size 0), so the mean over the "
-            "batch is undefined; pass reduction='none' for an empty result"
-        )
+    if batch == 0:
+        raise ValueError(f"{name} must hold at least one sequence, got batch size 0")
 
 
 def device(name: str, value: object) -> torch.device | None:

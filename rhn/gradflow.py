@@ -192,7 +192,6 @@ def gradient_norms(
                 f"num_layers={num_layers}, got {layer}"
             )
     x_tb, unbatched = _checks.sequence(x, model.input_size, model.batch_first)
-    _checks.batch_mean_defined("x", x_tb.shape[1], reduction)
     param = next(model.parameters())
     _checks.same_dtype("x", x_tb, param)
     if state is not None and unbatched:
@@ -228,8 +227,7 @@ def gradient_norms(
             g = {"h": g[0], "c": g[1], "hc": torch.cat(g, dim=-1)}[lstm_state]
         if layer is not None:
             g = g[layer : layer + 1]
-        N, B, H = g.shape
-        flat = g.transpose(0, 1).reshape(B, N * H)  # (B, N*H); B may be 0
+        flat = g.transpose(0, 1).reshape(g.shape[1], -1)  # (B, N*H)
         lags.append(torch.linalg.vector_norm(flat, ord=ord, dim=1))
     return _reduce(torch.stack(lags), reduction).detach()  # (T,) or (T, B)
 
@@ -396,13 +394,13 @@ def layer_gradient_norms(
     x = _checks.float_tensor("x", x)
     if x.dim() != 2:
         raise ValueError(f"x must have shape (B, F), got {_checks.shape_str(x.shape)}")
+    _checks.nonempty_batch("x", x.shape[0])
     if loss_fn is not None and not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     ord = _checks.real("ord", ord)
     if ord <= 0:
         raise ValueError(f"ord must be > 0, got {ord}")
     reduction = _checks.choice("reduction", reduction, ["mean", "none"])
-    _checks.batch_mean_defined("x", x.shape[0], reduction)
     seed = _checks.seed("seed", seed)
     with torch.enable_grad():
         z = x.detach().clone().requires_grad_(True)
