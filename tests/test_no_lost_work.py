@@ -448,3 +448,15 @@ def test_cli_names_are_case_insensitive(tmp_path, capsys):
     assert main(args) == 0
     record = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert (record["task"], record["model"]) == ("adding", "lstm")
+
+
+def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, capsys):
+    import rhn.__main__ as cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.HANDLERS, "bench", "rhn.__main__:_interrupted_for_test")
+    monkeypatch.setattr(cli, "_interrupted_for_test", interrupted, raising=False)
+    assert main(["bench"]) == 130
+    assert capsys.readouterr().err == "python -m rhn bench: interrupted\n"
