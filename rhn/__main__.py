@@ -316,7 +316,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
 def sweep_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m rhn sweep``: ``train``'s options plus the grid."""
-    p = argparse.ArgumentParser(
+    p = _cli.Parser(
         prog="python -m rhn sweep",
         usage="python -m rhn sweep [--task TASK] --grid FIELD=V1,V2,... "
         "[--grid ...] --seeds S1,S2,... --out FILE [--overwrite] [train options]",

@@ -418,6 +418,8 @@ def _bad_cli_cases(tmp):
         ["bench", "--models", "transformer"],
         ["bench", "--out", str(tmp)],
         ["bench", "--out", str(tmp / "no" / "such" / "dir.json")],
+        ["sweep", "--grid"],
+        ["sweep", "--seeds", "0", "--out", str(tmp / "s.json"), "--grid", "model=x"],
         ["frobnicate"],
     ]
 
