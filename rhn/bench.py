@@ -6,9 +6,9 @@ Times one forward and backward pass (``output.sum().backward()``) of
 - ``rhn-fast``: :class:`rhn.RHN` with ``impl="fast"`` (:mod:`rhn.fast`);
 - ``rhn-triton`` (CUDA, needs Triton): ``impl="triton"``, one fused Triton
   kernel per micro-layer (:mod:`rhn.fused`);
-- ``rhn-graphed`` (CUDA): ``impl="auto"`` (Triton when installed, else the
-  fast path) with the whole forward and backward captured once as a CUDA graph
-  and replayed (:func:`rhn.graphs.capture_forward_backward`);
+- ``rhn-graphed`` (CUDA): ``impl="fast"`` with the whole forward and backward
+  captured once as a CUDA graph and replayed
+  (:func:`rhn.graphs.capture_forward_backward`);
 - ``lstm`` / ``gru``: ``torch.nn.LSTM`` / ``torch.nn.GRU`` (cuDNN on CUDA,
   oneDNN or ATen kernels on CPU) with the RHN's hidden size ``H``;
 - ``lstm-matched`` / ``gru-matched``: the same at the hidden size that gives
@@ -144,7 +144,7 @@ def build(
 ) -> nn.Module:
     """One benchmark model by name (see :data:`MODELS` and ``rhn-compiled``)."""
     if name.startswith("rhn"):
-        impl = {"rhn-fast": "fast", "rhn-triton": "triton", "rhn-graphed": "auto"}
+        impl = {"rhn-fast": "fast", "rhn-triton": "triton", "rhn-graphed": "fast"}
         impl = impl.get(name, "loop")
         model = RHN(input_size, hidden_size, depth, impl=impl, device=device)
         if name == "rhn-compiled":
@@ -317,12 +317,8 @@ def run(
             "device_type": device.type,
             "torch": torch.__version__,
             "triton": _triton_version(),
-            # what impl="auto" runs inside the graph
-            "graphed_impl": (
-                "triton" if "rhn-triton" in default_models(device) else "fast"
-            )
-            if "rhn-graphed" in built
-            else None,
+            # what runs inside the graph
+            "graphed_impl": "fast" if "rhn-graphed" in built else None,
             "threads": torch.get_num_threads(),
             "loadavg_before": load_before,
             "loadavg_after": _loadavg(),

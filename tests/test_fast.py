@@ -436,7 +436,7 @@ def test_bench_gpu_variants_logic():
     has_triton = importlib.util.find_spec("triton") is not None
     assert ("rhn-triton" in on_cuda) == has_triton
     graphed = bench.build("rhn-graphed", 2, 3, 2, cpu)
-    assert graphed.impl == "auto"
+    assert graphed.impl == "fast"
     if has_triton:
         assert bench.build("rhn-triton", 2, 3, 2, cpu).impl == "triton"
     with pytest.raises(ValueError, match=r"rhn-graphed.*CUDA only"):
