@@ -118,7 +118,8 @@ def _square(name: str, J: object) -> torch.Tensor:
             f"{name} must be a square matrix (n, n) or a batch (..., n, n) with "
             f"n >= 1, got shape {_checks.shape_str(J.shape)}"
         )
-    return J
+    # before any decomposition: LAPACK on NaN or inf can crash the interpreter
+    return _checks.finite_tensor(name, J)
 
 
 def _layer0_weights(

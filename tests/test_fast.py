@@ -408,3 +408,31 @@ def test_empty_batch_gives_empty_outputs_and_zero_gradients(state_dropout):
     assert all((g == 0).all() for g in got[3:])  # zero parameter gradients
     with torch.no_grad():
         assert quick(x)[0].shape == (6, 0, 4)
+
+
+def test_bench_gpu_variants_logic():
+    # what can be checked without a GPU: names, defaults, ratios, errors
+    import importlib.util
+
+    import rhn.bench as bench
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert bench.default_models(cpu) == bench.MODELS
+    on_cuda = bench.default_models(cuda)
+    assert {"rhn-loop", "rhn-fast", "rhn-graphed", "lstm-matched"} <= set(on_cuda)
+    has_triton = importlib.util.find_spec("triton") is not None
+    assert ("rhn-triton" in on_cuda) == has_triton
+    graphed = bench.build("rhn-graphed", 2, 3, 2, cpu)
+    assert graphed.impl == "auto"
+    if has_triton:
+        assert bench.build("rhn-triton", 2, 3, 2, cpu).impl == "triton"
+    with pytest.raises(ValueError, match=r"rhn-graphed.*CUDA only"):
+        bench.run((1,), steps=2, repeats=1, models=("rhn-graphed",))
+    with pytest.raises(RuntimeError, match="CUDA"):
+        bench._step_fn("rhn-graphed", graphed, torch.randn(2, 1, 2))()
+    median = {"rhn-loop": 12.0, "rhn-fast": 4.0, "rhn-triton": 2.0}
+    median |= {"rhn-graphed": 1.0, "lstm-matched": 0.5}
+    ratios = bench._ratios(median)
+    assert ratios["loop/fast"] == 3.0 and ratios["loop/graphed"] == 12.0
+    assert ratios["fast/triton"] == 2.0 and ratios["graphed/lstm-matched"] == 2.0
+    assert ratios["triton/lstm-matched"] == 4.0
