@@ -3,16 +3,18 @@
 Run by ``make browser`` after the strict book build (``make test`` does both);
 plain ``pytest`` skips this module because there may be no built site. The
 site is served from ``_build/html`` (or ``$RHN_SITE``) on 127.0.0.1; requests
-for MathJax, require.js and the widget manager, which the pages load from
-CDNs, are answered from ``node_modules`` (``npm ci``), and every other request
-that leaves 127.0.0.1 fails the test. Chromium is Debian's
+for MathJax, the one script the pages load from a CDN, are answered from
+``node_modules`` (``npm ci``), and every other request that leaves 127.0.0.1
+fails the test (the widgets' scripts are the site's own:
+``_ext/widget_scripts.py``). Chromium is Debian's
 (``/usr/bin/chromium``, or ``$CHROMIUM``); Playwright drives it and never
 downloads a browser.
 
 For every page: it loads with no uncaught error; math is typeset by MathJax;
 every image has loaded and each notebook figure is on the page; and, on pages
-with interactive figures, moving each slider or toggle changes the figure that
-is shown. Screenshots go to ``test-output/browser/`` so that a failure can be
+with interactive figures (``rhn.widgets``), moving each slider or toggle
+changes the numbers the figure computed and its drawing. The numbers
+themselves are compared with the package in ``test_widgets_site.py``. Screenshots go to ``test-output/browser/`` so that a failure can be
 looked at.
 """
 
