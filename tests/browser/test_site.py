@@ -14,8 +14,8 @@ For every page: it loads with no uncaught error; math is typeset by MathJax;
 every image has loaded and each notebook figure is on the page; and, on pages
 with interactive figures (``rhn.widgets``), moving each slider or toggle
 changes the numbers the figure computed and its drawing. The numbers
-themselves are compared with the package in ``test_widgets_site.py``. Screenshots go to ``test-output/browser/`` so that a failure can be
-looked at.
+themselves are compared with the package in ``test_widgets_site.py``.
+Screenshots go to ``test-output/browser/`` so that a failure can be looked at.
 """
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ def test_page(visit: Visit) -> None:
             f"[data-rhn-numbers] svg').length >= {interactive}",
             timeout=60000,
         )
-    page.screenshot(path=_shot_name(page_path), full_page=True)
+    # long pages (the API reference) take a while to capture on a loaded machine
+    page.screenshot(path=_shot_name(page_path), full_page=True, timeout=120000)
 
     assert not visit.errors, f"uncaught errors on {page_path}: {visit.errors}"
     assert not visit.blocked, f"{page_path} requested unknown hosts: {visit.blocked}"
