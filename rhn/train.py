@@ -462,8 +462,9 @@ def train(
             ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
             at once, without a checkpoint.
         ValueError: if ``config.out`` is a file or cannot be written (checked
-            before the first step), or ``resume`` is not a checkpoint of
-            this config.
+            before the first step), or ``resume`` is empty, truncated, not a
+            checkpoint of :func:`train`, or one of another config.
+        FileNotFoundError: if ``resume`` names no file.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
