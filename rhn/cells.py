@@ -107,15 +107,15 @@ class RHNCell(nn.Module):
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
         self.coupled = _checks.boolean("coupled", coupled)
-        self.transform_bias = _checks.real("transform_bias", transform_bias)
-        if init_scale is not None:
-            init_scale = _checks.real("init_scale", init_scale)
-            if init_scale <= 0:
-                raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
-        self.init_scale = init_scale
+        factory = _checks.factory(device, dtype)
+        self.transform_bias = _checks.representable(
+            "transform_bias",
+            _checks.real("transform_bias", transform_bias),
+            factory["dtype"],
+        )
+        self.init_scale = _checks.init_scale(init_scale, factory["dtype"])
         self.gates = 2 if coupled else 3
         rows = self.gates * self.hidden_size
-        factory = {"device": device, "dtype": dtype}
         self.weight_ih = nn.Parameter(torch.empty(rows, self.input_size, **factory))
         for k in range(self.depth):
             self.register_parameter(
@@ -277,8 +277,10 @@ class RHN(nn.Module):
             micro-layer (needs the optional ``triton`` package and CUDA
             tensors); ``"loop"`` runs the plain per-step loop over
             :meth:`RHNCell.step` (the reference); ``"auto"`` (default) picks
-            ``"triton"`` for CUDA inputs when Triton is installed and
-            ``"fast"`` otherwise. All give the same outputs and gradients, of
+            ``"fast"``. The Triton kernels are tested in Triton's interpreter
+            on the CPU but have not yet run on a GPU, so ``"auto"`` chooses
+            them only once that has been measured; ask for ``"triton"`` to
+            use them now. All give the same outputs and gradients, of
             any order, to float rounding; under ``torch.autocast`` all train,
             the fast and Triton paths keeping their state in float32 (see
             :mod:`rhn.fast`). Inside ``torch.func`` transforms ``"fast"`` and
@@ -442,9 +444,7 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
     """The layer function for ``impl`` and input ``x``; ``None`` for the loop."""
     if impl == "loop" or not fast.supported():  # torch.func: the loop traces
         return None
-    if impl == "triton" or (
-        impl == "auto" and x.device.type == "cuda" and _fused_available()
-    ):
+    if impl == "triton":
         from . import fused  # imports triton: only when asked for
 
         return fused.run_layer
@@ -512,13 +512,9 @@ class DTRNNCell(nn.Module):
         self.input_size = _checks.positive_int("input_size", input_size)
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
-        if init_scale is not None:
-            init_scale = _checks.real("init_scale", init_scale)
-            if init_scale <= 0:
-                raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
-        self.init_scale = init_scale
+        factory = _checks.factory(device, dtype)
+        self.init_scale = _checks.init_scale(init_scale, factory["dtype"])
         H = self.hidden_size
-        factory = {"device": device, "dtype": dtype}
         self.weight_ih = nn.Parameter(torch.empty(H, self.input_size, **factory))
         for k in range(self.depth):
             self.register_parameter(
@@ -744,8 +740,10 @@ class Highway(nn.Module):
         else:
             name = _checks.choice("activation", activation, list(_ACTIVATIONS))
             self.activation = _ACTIVATIONS[name]
-        self.gate_bias = _checks.real("gate_bias", gate_bias)
-        factory = {"device": device, "dtype": dtype}
+        factory = _checks.factory(device, dtype)
+        self.gate_bias = _checks.representable(
+            "gate_bias", _checks.real("gate_bias", gate_bias), factory["dtype"]
+        )
         self.weight = nn.Parameter(torch.empty(2 * self.size, self.size, **factory))
         self.bias = nn.Parameter(torch.empty(2 * self.size, **factory))
         self.reset_parameters()

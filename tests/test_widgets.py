@@ -62,6 +62,26 @@ def test_bad_values_name_the_argument(call, error, match):
         call()
 
 
+def test_values_set_from_python_are_checked():
+    fig = widgets.rhn_jacobian_widget()
+    good = {"transform_bias": 0.3, "scale": 2.0, "depth": 4, "coupled": False}
+    fig.values = good
+    assert fig.values == good
+    bad = [
+        ({**good, "coupled": "no"}, ValueError, "coupled"),
+        ({**good, "coupled": 0}, ValueError, "coupled"),
+        ({**good, "depth": 2.5}, TypeError, "depth"),
+        ({**good, "depth": 6}, ValueError, "depth"),
+        ({**good, "transform_bias": 11.0}, ValueError, "transform_bias"),
+        ({**good, "scale": "1"}, TypeError, "scale"),
+        ({"transform_bias": 0.0}, ValueError, "values"),
+    ]
+    for values, error, match in bad:
+        with pytest.raises(error, match=match):
+            fig.values = values
+    assert fig.values == good  # a refused setting leaves the figure as it was
+
+
 # --- the numbers sent to the browser are exactly the model's -----------------
 
 
@@ -283,3 +303,24 @@ def test_widgets_in_a_live_kernel():
     assert kinds["rhn_jacobian"]["values"]["transform_bias"] == 1.25
     assert kinds["gradient_flow"]["data"]["steps"] == 12
     assert kinds["rnn_discs"]["_esm"] == build.BUNDLE.read_text()
+
+
+def test_colab_custom_widget_manager_is_switched_on(monkeypatch):
+    """In Colab, making a widget turns on Colab's custom widget manager
+    (anywidget does it; third-party widgets stay blank without it)."""
+    import sys
+    import types
+
+    from anywidget import _util
+
+    calls = []
+    output = types.ModuleType("google.colab.output")
+    output.enable_custom_widget_manager = lambda: calls.append(1)
+    monkeypatch.setitem(sys.modules, "google.colab.output", output)
+    _util.enable_custom_widget_manager_once.cache_clear()
+    try:
+        widgets.rnn_discs_widget(hidden_size=3)
+        widgets.gradient_flow_widget(hidden_size=3, steps=3)
+    finally:
+        _util.enable_custom_widget_manager_once.cache_clear()
+    assert calls == [1]  # once per session, as Colab asks
