@@ -26,6 +26,7 @@ COMMANDS = {
     "train": "train a model on a toy task; writes DIR/metrics.json and a checkpoint",
     "sweep": "train every combination of a grid of settings and seeds; writes a JSON",
     "bench": "time the recurrent loops of the package against torch.nn",
+    "optstudy": "the RHN against the gate-free DT-RNN over depths; writes a JSON",
 }
 
 # Where each command's entry point lives, as "module:function"; imported only
@@ -34,6 +35,7 @@ HANDLERS = {
     "train": "rhn.__main__:train_main",
     "sweep": "rhn.__main__:sweep_main",
     "bench": "rhn.bench:main",
+    "optstudy": "rhn.optstudy:main",
 }
 
 

@@ -12,7 +12,7 @@ time the gradient reaches as training goes on.
 
 From a terminal::
 
-    python -m rhn.optstudy --depths 1 2 4 8 --seeds 0 1 2 --steps 400 \
+    python -m rhn optstudy --depths 1 2 4 8 --seeds 0 1 2 --steps 400 \
         --out book/results/optstudy.json
 
 Example::
@@ -25,7 +25,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import platform
@@ -275,14 +274,22 @@ def dropout_study(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rhn.optstudy``: run :func:`run_study` and write its JSON."""
-    p = argparse.ArgumentParser(
-        prog="python -m rhn.optstudy",
+    """``python -m rhn optstudy``: run :func:`run_study` (or :func:`dropout_study`).
+
+    Mistakes are one line on stderr and exit status 2; ``--out`` is checked
+    before any training, and an existing file is kept unless ``--overwrite``.
+    """
+    from . import _cli
+
+    prog = "python -m rhn optstudy"
+    p = _cli.Parser(
+        prog=prog,
         description="RHN against the gate-free DT-RNN at equal parameters over "
         "recurrence depths, several seeds, one optimiser; writes one JSON.",
     )
     p.add_argument(
         "--study",
+        type=str.lower,
         choices=["depth", "dropout"],
         default="depth",
         help="depth: RHN vs DT-RNN over depths; dropout: where the mask is drawn",
@@ -296,23 +303,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--lr", type=float, default=5e-3)
     p.add_argument("--out", required=True, help="path of the JSON to write")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out file"
+    )
     a = p.parse_args(argv)
+    try:
+        for d in a.depths:
+            _checks.positive_int("--depths", d)
+        for seed in a.seeds:
+            _checks.seed("--seeds", seed)
+        for name in ("num_params", "seq_len", "steps", "eval_every"):
+            _checks.positive_int(f"--{name.replace('_', '-')}", getattr(a, name))
+        if not a.lr > 0:
+            raise ValueError(f"--lr must be > 0, got {a.lr}")
+        out = _cli.writable_file("--out", a.out)
+        if out.exists() and not a.overwrite:
+            raise ValueError(
+                f"--out {str(out)!r} already exists; pass --overwrite to replace it"
+            )
+    except (TypeError, ValueError) as err:
+        return _cli.fail(prog, err)
     if a.study == "dropout":
         record = dropout_study(seeds=a.seeds, out=a.out)
         for run in record["runs"]:
             print(f"{run['mode']:>15} seed={run['seed']} MSE={run['final_loss']:.4f}")
         return 0
-    record = run_study(
-        depths=a.depths,
-        seeds=a.seeds,
-        num_params=a.num_params,
-        task=a.task,
-        seq_len=a.seq_len,
-        steps=a.steps,
-        eval_every=a.eval_every,
-        lr=a.lr,
-        out=a.out,
-    )
+    try:
+        record = run_study(
+            depths=a.depths,
+            seeds=a.seeds,
+            num_params=a.num_params,
+            task=a.task,
+            seq_len=a.seq_len,
+            steps=a.steps,
+            eval_every=a.eval_every,
+            lr=a.lr,
+            out=a.out,
+        )
+    except (TypeError, ValueError) as err:  # e.g. an unknown --task
+        return _cli.fail(prog, err)
     for run in record["runs"]:
         print(
             f"{run['model']:>6} D={run['depth']} seed={run['seed']} "

@@ -87,3 +87,26 @@ def test_dropout_study_layout_and_determinism():
     )
     assert a["runs"][0]["eval_step"] == [2, 3]
     assert a["runs"][0]["test_loss"] == b["runs"][0]["test_loss"]
+
+
+def test_command_line_errors_are_one_line_and_existing_results_are_kept(
+    tmp_path, capsys
+):
+    from rhn.__main__ import main
+
+    out = tmp_path / "study.json"
+    out.write_text("{}")
+    cases = [
+        ["--depths", "0", "--out", str(tmp_path / "a.json")],
+        ["--lr", "-1", "--out", str(tmp_path / "a.json")],
+        ["--out", str(tmp_path)],  # a directory
+        ["--out", str(out)],  # an earlier study
+        ["--task", "nope", "--steps", "1", "--out", str(tmp_path / "b.json")],
+    ]
+    for argv in cases:
+        assert main(["optstudy", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("python -m rhn optstudy: error:"), (argv, err)
+        assert err.count("\n") == 1, err
+    assert out.read_text() == "{}"  # never overwritten without --overwrite
+    assert not (tmp_path / "a.json").exists()
