@@ -161,6 +161,24 @@ def _environment() -> dict[str, Any]:
     }
 
 
+def _check_writable(path: Path) -> None:
+    """Raise a ``ValueError`` naming ``out`` unless ``path`` can be written."""
+    if path.is_dir():
+        raise ValueError(f"out must be a file name, got the directory {str(path)!r}")
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):  # "a": an existing file is not truncated
+            pass
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ValueError(
+            f"out must be a file that can be written, got {str(path)!r} ({reason})"
+        ) from err
+    if not existed:
+        path.unlink()
+
+
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -216,6 +234,8 @@ def sweep(
 
     Raises:
         FileExistsError: ``out`` exists and ``overwrite`` is ``False``.
+        ValueError: ``out`` is a directory or cannot be written (checked
+            before any training).
     """
     if not isinstance(base, TrainConfig):
         raise TypeError(f"base must be a TrainConfig, got {type(base).__name__}")
@@ -223,6 +243,10 @@ def sweep(
     seeds = _check_seeds(seeds)
     _checks.boolean("overwrite", overwrite)
     path = None if out is None else Path(out)
+    if path is not None:
+        # A typo in out must cost seconds, not the hours of the sweep: the file
+        # is only written after the first run.
+        _check_writable(path)
     if path is not None and path.exists() and not overwrite:
         raise FileExistsError(
             f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "

@@ -462,3 +462,28 @@ def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, capsys
     monkeypatch.setattr(cli, "_interrupted_for_test", interrupted, raising=False)
     assert main(["bench"]) == 130
     assert capsys.readouterr().err == "python -m rhn bench: interrupted\n"
+
+
+# --- sweep: a bad --out fails before the first run -------------------------------
+
+
+def test_sweep_out_is_checked_before_any_training(tmp_path, capfd, monkeypatch):
+    import rhn.experiments as ex
+
+    def no_training(config, **kwargs):
+        raise AssertionError("trained before --out was checked")
+
+    monkeypatch.setattr(ex, "train", no_training)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep me\n")
+    cases = [
+        ([str(tmp_path)], "must be a file name"),  # a directory
+        ([str(tmp_path), "--overwrite"], "must be a file name"),
+        ([str(blocker / "s.json")], "can be written"),  # under a file
+    ]
+    for out, words in cases:
+        argv = ["sweep", "--seeds", "0", *CLI_TINY, "--steps", "2", "--out", *out]
+        assert main(argv) == 2, out
+        out_text, err = capfd.readouterr()
+        assert err.count("\n") == 1 and words in err and "Traceback" not in err, err
+    assert blocker.read_text() == "keep me\n" and tmp_path.is_dir()
