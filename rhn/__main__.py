@@ -15,6 +15,7 @@ import dataclasses
 import importlib
 import json
 import shlex
+import signal
 import sys
 import typing
 from collections.abc import Callable, Sequence
@@ -416,6 +417,12 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     task = args.pop("task")
     out, overwrite = args.pop("out"), args.pop("overwrite")
     fields = {f.name for f in dc.fields(TrainConfig)}
+    finished: list[str] = []  # one log line per finished run
+
+    def log(line: str) -> None:
+        finished.append(line)
+        print(line, file=sys.stderr, flush=True)
+
     try:
         seeds = [int(s) for s in args.pop("seeds").split(",") if s.strip()]
     except ValueError:
@@ -443,10 +450,25 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             out=out,
             overwrite=overwrite,
             command="python -m rhn sweep " + shlex.join(argv),
-            log=lambda line: print(line, file=sys.stderr, flush=True),
+            log=log,
         )
     except (TypeError, ValueError, FileExistsError) as err:
         return fail(str(err))
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (TrainingInterrupted)
+        signum = getattr(stop, "signum", signal.SIGINT)
+        kept = (
+            f"the {len(finished)} finished runs are kept in {out} (marked "
+            "incomplete; rhn.experiments.load_sweep(path, allow_incomplete=True) "
+            "reads them)"
+            if finished
+            else f"no run had finished, {out} was not written"
+        )
+        print(
+            f"python -m rhn sweep: interrupted by {signal.Signals(signum).name}; "
+            + kept,
+            file=sys.stderr,
+        )
+        return getattr(stop, "exit_code", 128 + signum)
     except FloatingPointError as err:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
         return 1

@@ -487,3 +487,30 @@ def test_sweep_out_is_checked_before_any_training(tmp_path, capfd, monkeypatch):
         out_text, err = capfd.readouterr()
         assert err.count("\n") == 1 and words in err and "Traceback" not in err, err
     assert blocker.read_text() == "keep me\n" and tmp_path.is_dir()
+
+
+def test_an_interrupted_sweep_says_which_runs_it_kept(tmp_path, capfd, monkeypatch):
+    import rhn.experiments as ex
+    from rhn.experiments import load_sweep
+
+    real, calls = ex.train, []
+
+    def interrupted_second_run(config, **kwargs):
+        calls.append(config)
+        if len(calls) == 2:
+            raise TrainingInterrupted(signal.SIGTERM, 1, None)
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(ex, "train", interrupted_second_run)
+    out = tmp_path / "s.json"
+    argv = ["sweep", "--seeds", "0,1", *CLI_TINY, "--steps", "2", "--out", str(out)]
+    assert main(argv) == 143
+    err = capfd.readouterr().err.splitlines()
+    assert err[0].startswith("[1/2]") and len(err) == 2
+    assert "SIGTERM" in err[1] and f"1 finished runs are kept in {out}" in err[1]
+    assert "checkpoint" not in err[1]  # a sweep writes none; the old text said so
+    assert len(load_sweep(out, allow_incomplete=True)["runs"]) == 1
+    calls[:] = [None]  # the next run counts as the second: the first is interrupted
+    second = tmp_path / "t.json"
+    assert main([*argv[:-1], str(second)]) == 143
+    assert "no run had finished" in capfd.readouterr().err and not second.exists()
