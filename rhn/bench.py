@@ -49,6 +49,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -480,6 +481,12 @@ def _parser() -> argparse.ArgumentParser:
         help="JSON file to write (default: results-<device type>.json in the "
         "current directory); '-' to write none",
     )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out file (refused by default: it holds the "
+        "numbers of an earlier run)",
+    )
     return p
 
 
@@ -511,6 +518,11 @@ def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
     if out == "-":
         return device, None
     _cli.writable_file("--out", out)
+    if Path(out).exists() and not args.overwrite:
+        raise ValueError(
+            f"--out {out!r} already exists; pass --overwrite to replace it, or "
+            "another --out"
+        )
     return device, out
 
 

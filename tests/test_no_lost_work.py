@@ -514,3 +514,17 @@ def test_an_interrupted_sweep_says_which_runs_it_kept(tmp_path, capfd, monkeypat
     second = tmp_path / "t.json"
     assert main([*argv[:-1], str(second)]) == 143
     assert "no run had finished" in capfd.readouterr().err and not second.exists()
+
+
+def test_bench_keeps_an_existing_out_file_unless_overwrite(tmp_path, capfd):
+    out = tmp_path / "results-cpu.json"
+    out.write_text('{"earlier": "numbers"}\n')
+    argv = ["bench", "--batch", "1", "--steps", "2", "--input-size", "2"]
+    argv += ["--hidden-size", "3", "--depth", "1", "--repeats", "1", "--warmup", "0"]
+    argv += ["--models", "rhn-loop", "--out", str(out)]
+    assert main(argv) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "--overwrite" in err and "Traceback" not in err
+    assert out.read_text() == '{"earlier": "numbers"}\n'
+    assert main([*argv, "--overwrite"]) == 0
+    assert "meta" in json.loads(out.read_text())
