@@ -4,6 +4,7 @@ Commands:
     train   train a model on a toy task (:mod:`rhn.train`)
     sweep   train a grid of settings over several seeds (:mod:`rhn.experiments`)
     bench   time the recurrent loops (:mod:`rhn.bench`)
+    optstudy the RHN against the gate-free DT-RNN over depths (:mod:`rhn.optstudy`)
 
 ``python -m rhn <command> --help`` documents each command's options.
 """
@@ -480,9 +481,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``python -m rhn <command> ...`` to the command's own ``main``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _main_parser()
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:  # a mistake like any other: one line on stderr, status 2
+        return _cli.fail(
+            "python -m rhn",
+            f"give a command, one of {', '.join(sorted(COMMANDS))} "
+            "('python -m rhn --help' describes them)",
+        )
+    if argv[0] in ("-h", "--help"):
         parser.print_help()
-        return 0 if argv else 2
+        return 0
     command, rest = argv[0], argv[1:]
     if command not in HANDLERS:
         parser.error(f"unknown command {command!r}; choose from {sorted(COMMANDS)}")

@@ -421,6 +421,7 @@ def _bad_cli_cases(tmp):
         ["sweep", "--grid"],
         ["sweep", "--seeds", "0", "--out", str(tmp / "s.json"), "--grid", "model=x"],
         ["frobnicate"],
+        [],  # no command: it printed the help on stdout
     ]
 
 
