@@ -338,8 +338,15 @@ def sweep_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     p.add_argument("--out", metavar="FILE", help="the JSON file to write (required)")
-    for flag in ("--seed", "--resume", "--checkpoint-every"):
+    for flag in ("--seed", "--checkpoint-every"):
         p.add_argument(flag, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        default=False,
+        help="continue the interrupted sweep in --out: keep its finished runs, "
+        "train the others (give the options of the interrupted sweep)",
+    )
     p.add_argument(
         "--grid",
         action="append",
@@ -407,7 +414,6 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
 
     for name, hint in (
         ("seed", "give the seeds with --seeds 0,1,2"),
-        ("resume", "a sweep cannot resume a checkpoint"),
         ("checkpoint_every", "sweep runs write no checkpoints"),
     ):
         if name in args:
@@ -417,6 +423,8 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             return fail(f"--{name} is required")
     task = args.pop("task")
     out, overwrite = args.pop("out"), args.pop("overwrite")
+    resume = args.pop("resume")
+    command = "python -m rhn sweep " + shlex.join(argv)
     fields = {f.name for f in dc.fields(TrainConfig)}
     finished: list[str] = []  # one log line per finished run
 
@@ -450,7 +458,8 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             seeds,
             out=out,
             overwrite=overwrite,
-            command="python -m rhn sweep " + shlex.join(argv),
+            resume=resume,
+            command=command,
             log=log,
         )
     except (TypeError, ValueError, FileExistsError) as err:
@@ -458,17 +467,21 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (TrainingInterrupted)
         signum = getattr(stop, "signum", signal.SIGINT)
         kept = (
-            f"the {len(finished)} finished runs are kept in {out} (marked "
+            f"the {len(finished)} runs finished now are kept in {out} (marked "
             "incomplete; rhn.experiments.load_sweep(path, allow_incomplete=True) "
             "reads them)"
             if finished
-            else f"no run had finished, {out} was not written"
+            else f"no run finished this time, {out} was not changed"
         )
         print(
             f"python -m rhn sweep: interrupted by {signal.Signals(signum).name}; "
             + kept,
             file=sys.stderr,
         )
+        if finished or resume:
+            words = [w for w in argv if w not in ("--overwrite", "--resume")]
+            again = shlex.join(["python", "-m", "rhn", "sweep", *words, "--resume"])
+            print(f"resume with: {again}", file=sys.stderr)
         return getattr(stop, "exit_code", 128 + signum)
     except FloatingPointError as err:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)

@@ -179,6 +179,36 @@ def _check_writable(path: Path) -> None:
         path.unlink()
 
 
+def _resumable(
+    path: Path, fresh: dict[str, Any], plan: list[tuple[Any, int, TrainConfig]]
+) -> dict[str, Any]:
+    """The interrupted record in ``path``, checked to be the start of ``plan``."""
+    if not path.exists():
+        raise ValueError(f"resume: there is no sweep to continue in {str(path)!r}")
+    old = load_sweep(path, allow_incomplete=True)
+    if old["complete"]:
+        raise ValueError(
+            f"resume: {str(path)!r} holds a finished sweep ({len(old['runs'])} runs); "
+            "nothing to continue"
+        )
+    call = json.loads(json.dumps(fresh["call"]))  # compare as the file stores it
+    changed = [
+        f"base.{k}"
+        for k in call["base"]
+        if call["base"][k] != old["call"]["base"].get(k)
+    ]
+    changed += [part for part in ("grid", "seeds") if call[part] != old["call"][part]]
+    if changed:
+        raise ValueError(
+            f"resume: {str(path)!r} was made with other settings ({', '.join(changed)} "
+            "differ); give the options of the interrupted sweep"
+        )
+    for run, (_, _, config) in zip(old["runs"], plan, strict=False):
+        if run["config"] != json.loads(json.dumps(config.to_dict())):
+            raise ValueError(f"resume: the runs in {str(path)!r} are not this sweep's")
+    return old
+
+
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -193,6 +223,7 @@ def sweep(
     *,
     out: str | Path | None = None,
     overwrite: bool = False,
+    resume: bool = False,
     command: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -217,6 +248,10 @@ def sweep(
             interrupted sweep leaves what it finished.
         overwrite: allow ``out`` to exist already (default: ``False``, which
             raises ``FileExistsError`` before any training).
+        resume: continue the interrupted sweep in ``out``: its finished runs
+            are kept and only the others are trained (default: ``False``).
+            The sweep must be called with the same ``base``, ``grid`` and
+            ``seeds``; the result is the same as an uninterrupted sweep's.
         command: the command line that made the sweep, recorded as is
             (``python -m rhn sweep`` passes its own).
         log: called with one line per finished run (e.g. ``print``).
@@ -233,7 +268,8 @@ def sweep(
         and, for classification, ``test_accuracy``).
 
     Raises:
-        FileExistsError: ``out`` exists and ``overwrite`` is ``False``.
+        FileExistsError: ``out`` exists and neither ``overwrite`` nor ``resume``
+            is set.
         ValueError: ``out`` is a directory or cannot be written (checked
             before any training).
     """
@@ -242,12 +278,17 @@ def sweep(
     grid = _check_grid(grid)
     seeds = _check_seeds(seeds)
     _checks.boolean("overwrite", overwrite)
+    _checks.boolean("resume", resume)
     path = None if out is None else Path(out)
+    if resume and (overwrite or path is None):
+        raise ValueError(
+            "resume continues the sweep in out: it needs out and excludes overwrite"
+        )
     if path is not None:
         # A typo in out must cost seconds, not the hours of the sweep: the file
         # is only written after the first run.
         _check_writable(path)
-    if path is not None and path.exists() and not overwrite:
+    if path is not None and path.exists() and not (overwrite or resume):
         raise FileExistsError(
             f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "
             "replace it"
@@ -271,8 +312,13 @@ def sweep(
         "complete": False,
         "runs": [],
     }
-    start = time.perf_counter()
+    if resume:
+        record = _resumable(path, record, plan)
+    done = len(record["runs"])
+    start = time.perf_counter() - record["seconds"]
     for i, (setting, seed, config) in enumerate(plan, 1):
+        if i <= done:  # finished before the interruption
+            continue
         result = train(config)
         history = {k: result.history[k] for k in _HISTORY_KEYS if k in result.history}
         record["runs"].append(

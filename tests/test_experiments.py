@@ -180,7 +180,7 @@ def test_cli_sweep_end_to_end(tmp_path, capsys):
         (["--grid", "depth=1", "--grid", "depth=2"], "twice"),
         (["--grid", "amp=yes"], "true or false"),
         (["--seed", "1"], "--seeds"),
-        (["--resume", "x.pt"], "resume"),
+        (["--resume"], "no sweep to continue"),
     ],
 )
 def test_cli_sweep_errors(tmp_path, capsys, argv, words):

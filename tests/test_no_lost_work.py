@@ -490,7 +490,7 @@ def test_sweep_out_is_checked_before_any_training(tmp_path, capfd, monkeypatch):
     assert blocker.read_text() == "keep me\n" and tmp_path.is_dir()
 
 
-def test_an_interrupted_sweep_says_which_runs_it_kept(tmp_path, capfd, monkeypatch):
+def test_an_interrupted_sweep_keeps_its_runs_and_resumes(tmp_path, capfd, monkeypatch):
     import rhn.experiments as ex
     from rhn.experiments import load_sweep
 
@@ -504,17 +504,36 @@ def test_an_interrupted_sweep_says_which_runs_it_kept(tmp_path, capfd, monkeypat
 
     monkeypatch.setattr(ex, "train", interrupted_second_run)
     out = tmp_path / "s.json"
-    argv = ["sweep", "--seeds", "0,1", *CLI_TINY, "--steps", "2", "--out", str(out)]
+    argv = ["sweep", "--seeds", "0,1,2", *CLI_TINY, "--steps", "2", "--out", str(out)]
     assert main(argv) == 143
     err = capfd.readouterr().err.splitlines()
-    assert err[0].startswith("[1/2]") and len(err) == 2
-    assert "SIGTERM" in err[1] and f"1 finished runs are kept in {out}" in err[1]
+    assert err[0].startswith("[1/3]") and len(err) == 3
+    assert "SIGTERM" in err[1] and f"1 runs finished now are kept in {out}" in err[1]
     assert "checkpoint" not in err[1]  # a sweep writes none; the old text said so
     assert len(load_sweep(out, allow_incomplete=True)["runs"]) == 1
-    calls[:] = [None]  # the next run counts as the second: the first is interrupted
+    command = shlex.split(err[2].removeprefix("resume with: "))
+    assert command[:4] == ["python", "-m", "rhn", "sweep"] and command[-1] == "--resume"
+
+    assert main([*command[3:-1], "--lr", "0.5", "--resume"]) == 2  # other settings
+    assert "base.lr" in capfd.readouterr().err
+
+    calls[:] = [None, None]  # the printed command trains the two missing runs only
+    assert main(command[3:]) == 0
+    assert len(calls) == 4 and [c.seed for c in calls[2:]] == [1, 2]
+    resumed = load_sweep(out)
+    whole = tmp_path / "whole.json"
+    assert main([*argv[:-1], str(whole)]) == 0
+    for a, b in zip(resumed["runs"], load_sweep(whole)["runs"], strict=True):
+        assert (a["config"], a["history"]) == (b["config"], b["history"])
+    capfd.readouterr()
+
+    assert main(command[3:]) == 2  # finished: nothing to resume
+    assert "nothing to continue" in capfd.readouterr().err
+    calls[:] = [None]  # interrupted in the first run: the file is not touched
     second = tmp_path / "t.json"
     assert main([*argv[:-1], str(second)]) == 143
-    assert "no run had finished" in capfd.readouterr().err and not second.exists()
+    assert "no run finished this time" in capfd.readouterr().err
+    assert not second.exists()
 
 
 def test_bench_keeps_an_existing_out_file_unless_overwrite(tmp_path, capfd):
