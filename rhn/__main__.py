@@ -23,6 +23,7 @@ COMMANDS = {
     "train": "train a model on a toy task; writes DIR/metrics.json and a checkpoint",
     "sweep": "train every combination of a grid of settings and seeds; writes a JSON",
     "bench": "time the recurrent loops of the package against torch.nn",
+    "data": "rebuild the shipped chorale piano rolls from music21 (data chorales)",
 }
 
 
@@ -31,7 +32,7 @@ def _main_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog="python -m rhn",
         description="Recurrent Highway Networks: command-line tools.",
-        usage="python -m rhn {train,sweep,bench} ...",
+        usage="python -m rhn {train,sweep,bench,data} ...",
         epilog=f"commands:\n{commands}\n\n"
         "Run 'python -m rhn COMMAND --help' for the options of a command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -77,7 +78,7 @@ def train_parser() -> argparse.ArgumentParser:
         help="the toy task (default: adding)",
     )
     option("--seq-len", "sequence length T of the task", type=int, metavar="T")
-    option("--model", "recurrent core", choices=["rhn", "lstm", "gru", "rnn"])
+    option("--model", "recurrent core", choices=["rhn", "lstm", "gru", "rnn", "dtrnn"])
     option(
         "--depth",
         "RHN recurrence depth D, ignored by the other models",
@@ -123,6 +124,19 @@ def train_parser() -> argparse.ArgumentParser:
         "stop early once the held-out loss is below L",
         type=float,
         metavar="L",
+    )
+    option(
+        "--patience",
+        "stop after P evaluations without a better held-out loss and keep the "
+        "best weights; 0 = off",
+        type=int,
+        metavar="P",
+    )
+    option(
+        "--dropout",
+        "RHN variational dropout rate on input, state and output",
+        type=float,
+        metavar="P",
     )
     option(
         "--seed",
@@ -349,6 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_main(rest)
     if command == "sweep":
         return sweep_main(rest)
+    if command == "data":
+        from .chorales import data_main
+
+        return data_main(rest)
     if command == "bench":
         # Imported only when asked for: the benchmark is a separate tool.
         try:

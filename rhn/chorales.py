@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -94,6 +95,7 @@ __all__ = [
     "build",
     "save",
     "DATA_FILE",
+    "data_main",
 ]
 
 LOWEST = 36  # MIDI number of pitch column 0 (C2, the lowest bass note)
@@ -701,3 +703,44 @@ def save(data: dict[str, np.ndarray], path: str | Path | None = None) -> Path:
     with open(file, "wb") as f:
         np.savez_compressed(f, **arrays)
     return file
+
+
+def data_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rhn data chorales``: rebuild the chorale file from music21."""
+    import argparse
+    import time
+
+    p = argparse.ArgumentParser(
+        prog="python -m rhn data",
+        description="Parse the Bach chorales of music21's corpus into piano rolls "
+        "and write them as the compressed file that rhn.chorales.load reads "
+        "(needs music21: pip install music21).",
+    )
+    p.add_argument("name", choices=["chorales"], help="the data set to build")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="where to write (default: the package's own rhn/_data/chorales.npz)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="parse only Riemenschneider numbers 1..N (default: all 371)",
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    args = p.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        data = build(args.limit, progress=args.progress)
+    except (ModuleNotFoundError, TypeError, ValueError) as err:
+        print(f"python -m rhn data: error: {err}", file=sys.stderr)
+        return 2
+    path = save(data, args.out)
+    splits = {s: int((data["split"] == s).sum()) for s in SPLITS}
+    print(
+        f"wrote {path} ({path.stat().st_size} bytes): {len(data['lengths'])} "
+        f"chorales {splits}, {int(data['lengths'].sum())} frames, "
+        f"{int(data['num_pitches'])} pitches, in {time.perf_counter() - start:.0f} s"
+    )
+    return 0

@@ -268,3 +268,34 @@ def test_dropout_reaches_the_rhn_and_is_checked():
         TrainConfig.for_task("chorales", dropout=1.5)
     with pytest.raises(ValueError, match="patience"):
         TrainConfig.for_task("chorales", patience=-1)
+
+
+def test_command_line_train_writes_test_loss_and_baseline(tmp_path, capsys):
+    import json
+
+    from rhn.__main__ import main
+
+    out = tmp_path / "run"
+    argv = ["train", "--task", "chorales", "--model", "dtrnn", "--hidden-size", "4"]
+    argv += ["--steps", "3", "--eval-every", "1", "--no-progress", "--device", "cpu"]
+    assert main([*argv, "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["task"] == "chorales" and metrics["config"]["patience"] == 6
+    assert metrics["baseline"] == pytest.approx(
+        chorales.baseline_nll(chorales.load("test"))
+    )
+    assert 0 < metrics["test_loss"] and (out / "checkpoint.pt").exists()
+
+
+def test_command_line_data_rebuilds_a_prefix(tmp_path, capsys):
+    pytest.importorskip("music21")
+    from rhn.__main__ import main
+
+    path = tmp_path / "c.npz"
+    assert (
+        main(["data", "chorales", "--limit", "3", "--no-progress", "--out", str(path)])
+        == 0
+    )
+    assert "3 chorales" in capsys.readouterr().out
+    part = chorales.load("all", path=path)
+    assert part.names == chorales.load("all").names[:3]
