@@ -8,26 +8,32 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: book test unit browser lint clean
 
+# Local npm packages: esbuild (the widgets' bundle is rebuilt and compared in the
+# unit tests) and the stand-ins for CDN scripts in the browser tests
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --ignore-scripts
+	touch $(NODE_STAMP)
+
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-book: $(STAMP)
+book: $(STAMP) $(NODE_STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 test: lint unit book browser
 
 # Browser tests of the built site (tests/browser, run after `make book`): they
 # need Debian's Chromium and the npm packages that stand in for the CDN scripts
-browser: $(STAMP)
+browser: $(STAMP) $(NODE_STAMP)
 	test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
-	npm ci --no-audit --no-fund --ignore-scripts
 	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
 
 lint: $(STAMP)

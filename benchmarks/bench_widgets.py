@@ -1,94 +1,104 @@
-"""How long one slider move takes to redraw a live interactive figure.
+"""How long the browser takes to redraw an interactive figure after a slider move.
 
-Builds the three figures of the book in live mode and moves each control
-through values it has not drawn before (so nothing is served from a cache,
-as when a reader drags a slider to a new value), timing the whole redraw:
-the model computation, matplotlib, PNG encoding and setting the image.
-Also times building the static (website) version of each figure.
+Renders each figure of the book (``rhn.widgets``) on a stand-alone page in
+headless Chromium (Debian's, ``/usr/bin/chromium``; the page is the one of
+``tests/browser/harness.py``), moves every slider through ``--moves`` values
+it has not drawn before, one per animation frame, and reads the time of each
+redraw that the widget measures itself (``data-rhn-redraw-ms``: the numerics
+and the update of the SVG; the browser's own layout and paint come on top).
+The target is one animation frame, about 16 ms, for H up to 32.
 
-    .venv/bin/python benchmarks/bench_widgets.py [--repeats N]
+    .venv/bin/python benchmarks/bench_widgets.py [--sizes 12 32] [--moves 100]
 
-The target is at most 100 ms per redraw on a 2-core CPU. The machine's load
-average is printed with the numbers: on a shared machine they are upper bounds.
+The machine's load average is printed with the numbers: on a shared machine
+they are upper bounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
-import time
+import sys
+import tempfile
+from pathlib import Path
 
-import numpy as np
-import torch
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # for tests.browser (the harness page, the server)
 
-from rhn import widgets
+from playwright.sync_api import sync_playwright  # noqa: E402
 
+from rhn import widgets  # noqa: E402
+from tests.browser.harness import harness_page  # noqa: E402
+from tests.browser.server import serve  # noqa: E402
 
-def _moves(control: widgets.Control, n: int) -> list:
-    """``n`` settings of one control, off the static grid where it is numeric."""
-    if not control.numeric:
-        return [v for _ in range(n) for v in control.values][:n]
-    lo, hi = min(control.values), max(control.values)
-    values = np.linspace(lo, hi, n + 2)[1:-1]
-    if control.integer:
-        return [int(round(v)) for v in values]
-    return [round(float(v), 3) + 0.013 for v in values]  # not a grid value
+FIGURES = {
+    "rnn_discs": widgets.rnn_discs_widget,
+    "rhn_jacobian": widgets.rhn_jacobian_widget,
+    "gradient_flow": widgets.gradient_flow_widget,
+}
 
-
-def bench_live(name: str, fig: widgets.InteractiveFigure, repeats: int) -> list[float]:
-    times = []
-    for control in fig.controls:
-        widget = fig.control_widgets[control.name]
-        start = widget.value
-        for value in _moves(control, repeats):
-            if value == widget.value:
-                continue
-            t0 = time.perf_counter()
-            widget.value = value  # observe -> redraw -> Image.value
-            times.append(1000 * (time.perf_counter() - t0))
-        widget.value = start
-    print(
-        f"{name:<15} live redraw: median {statistics.median(times):6.1f} ms, "
-        f"max {max(times):6.1f} ms over {len(times)} moves"
-    )
-    return times
+# moves every slider of the page through n values, one per animation frame,
+# and returns the redraw times the widget measured
+MOVE_JS = """async (n) => {
+    const root = document.querySelector('.rhn-widget');
+    const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+    const times = [];
+    for (const input of document.querySelectorAll('input[type=range]')) {
+        const lo = Number(input.min), hi = Number(input.max);
+        for (let i = 0; i < n; i++) {
+            // golden-ratio steps: spread over the range, never the same value
+            input.value = String(lo + ((i * 0.6180339887 + 0.1) % 1) * (hi - lo));
+            input.dispatchEvent(new Event('input', {bubbles: true}));
+            await frame();
+            times.push(Number(root.dataset.rhnRedrawMs));
+        }
+    }
+    return times;
+}"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=8, help="moves per control")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[12, 32])
+    parser.add_argument("--moves", type=int, default=100)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
-    torch.set_num_threads(1)  # one core, as a notebook kernel shares the machine
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    builders = {
-        "rnn_discs": widgets.rnn_discs_widget,
-        "rhn_jacobian": widgets.rhn_jacobian_widget,
-        "gradient_flow": widgets.gradient_flow_widget,
-    }
-    everything = []
-    for name, build in builders.items():
-        t0 = time.perf_counter()
-        fig = build(mode="live")
-        first = 1000 * (time.perf_counter() - t0)
-        print(f"{name:<15} live build (first draw): {first:7.1f} ms")
-        everything += bench_live(name, fig, args.repeats)
-    for name, build in builders.items():
-        t0 = time.perf_counter()
-        fig = build(mode="static")
-        total = time.perf_counter() - t0
-        size = sum(len(png) for png in fig.frames.values())
-        print(
-            f"{name:<15} static build: {len(fig.frames):4d} frames in {total:5.1f} s, "
-            f"{size / 1024:7.1f} KiB of PNG ({size / len(fig.frames) / 1024:.1f} "
-            "KiB per frame)"
+    print(f"load average before: {os.getloadavg()}")
+    results = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=args.chromium, args=["--no-sandbox", "--disable-gpu"]
         )
-    print(
-        f"all live redraws: median {statistics.median(everything):.1f} ms, "
-        f"90th percentile {np.percentile(everything, 90):.1f} ms, "
-        f"max {max(everything):.1f} ms"
-    )
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+        for H in args.sizes:
+            for name, build in FIGURES.items():
+                with tempfile.TemporaryDirectory() as tmp:
+                    harness_page(build(hidden_size=H), Path(tmp))
+                    with serve(Path(tmp)) as url:
+                        page = browser.new_page()
+                        page.goto(url + "index.html")
+                        page.wait_for_selector(".rhn-widget[data-rhn-numbers]")
+                        times = page.evaluate(MOVE_JS, args.moves)
+                        page.close()
+                times.sort()
+                row = {
+                    "figure": name,
+                    "H": H,
+                    "moves": len(times),
+                    "median_ms": statistics.median(times),
+                    "p90_ms": times[int(0.9 * (len(times) - 1))],
+                    "max_ms": times[-1],
+                }
+                results.append(row)
+                print(
+                    f"{name:14s} H={H:3d}  median {row['median_ms']:6.2f} ms  "
+                    f"p90 {row['p90_ms']:6.2f} ms  max {row['max_ms']:6.2f} ms  "
+                    f"({row['moves']} moves)"
+                )
+        browser.close()
+    print(f"load average after: {os.getloadavg()}")
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":

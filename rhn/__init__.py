@@ -47,6 +47,7 @@ _SUBMODULES = (
     "fast",
     "fused",
     "gradflow",
+    "graphs",
     "plots",
     "tasks",
     "train",

@@ -17,7 +17,10 @@ import json
 import shlex
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import _cli
 
 COMMANDS = {
     "train": "train a model on a toy task; writes DIR/metrics.json and a checkpoint",
@@ -26,13 +29,22 @@ COMMANDS = {
     "data": "rebuild the shipped chorale piano rolls from music21 (data chorales)",
 }
 
+# Where each command's entry point lives, as "module:function"; imported only
+# when the command runs. A new command adds a line here and one to COMMANDS.
+HANDLERS = {
+    "train": "rhn.__main__:train_main",
+    "sweep": "rhn.__main__:sweep_main",
+    "bench": "rhn.bench:main",
+    "data": "rhn.chorales:data_main",
+}
+
 
 def _main_parser() -> argparse.ArgumentParser:
     commands = "\n".join(f"  {name:<8}{text}" for name, text in COMMANDS.items())
-    return argparse.ArgumentParser(
+    return _cli.Parser(
         prog="python -m rhn",
         description="Recurrent Highway Networks: command-line tools.",
-        usage="python -m rhn {train,sweep,bench,data} ...",
+        usage=f"python -m rhn {{{','.join(COMMANDS)}}} ...",
         epilog=f"commands:\n{commands}\n\n"
         "Run 'python -m rhn COMMAND --help' for the options of a command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -50,7 +62,7 @@ def train_parser() -> argparse.ArgumentParser:
         + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in task.defaults.items())
         for name, task in TASKS.items()
     )
-    p = argparse.ArgumentParser(
+    p = _cli.Parser(
         prog="python -m rhn train",
         description="Train a recurrent model on a seeded toy task and write "
         "DIR/metrics.json (final held-out loss, baseline, history) and "
@@ -71,14 +83,21 @@ def train_parser() -> argparse.ArgumentParser:
             flag, help=f"{text} (default: {config_defaults[field]})", **kwargs
         )
 
+    # Names are case-insensitive, as in the Python API: lowered before checking.
     p.add_argument(
         "--task",
+        type=str.lower,
         choices=sorted(TASKS),
         default="adding",
         help="the toy task (default: adding)",
     )
     option("--seq-len", "sequence length T of the task", type=int, metavar="T")
-    option("--model", "recurrent core", choices=["rhn", "lstm", "gru", "rnn", "dtrnn"])
+    option(
+        "--model",
+        "recurrent core",
+        type=str.lower,
+        choices=["rhn", "lstm", "gru", "rnn", "dtrnn"],
+    )
     option(
         "--depth",
         "RHN recurrence depth D, ignored by the other models",
@@ -107,12 +126,20 @@ def train_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="B",
     )
+    option(
+        "--forget-bias",
+        "initial LSTM forget-gate bias (1 is the usual fair choice); "
+        "left out: torch's initialisation",
+        type=float,
+        metavar="B",
+    )
     option("--steps", "optimiser steps, each on a fresh batch", type=int, metavar="S")
     option("--batch-size", "sequences per step", type=int, metavar="B")
     option("--lr", "Adam learning rate", type=float)
     option(
         "--lr-schedule",
         "learning-rate schedule; cosine decays to lr/10",
+        type=str.lower,
         choices=["constant", "cosine"],
     )
     option("--weight-decay", "Adam weight decay", type=float, metavar="W")
@@ -148,11 +175,19 @@ def train_parser() -> argparse.ArgumentParser:
         "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps",
         metavar="DEV",
     )
-    p.add_argument(
+    amp = p.add_mutually_exclusive_group()
+    amp.add_argument(
+        "--amp",
+        dest="amp",
+        action="store_true",
+        help="mixed precision on the CPU too (bfloat16 autocast; by default "
+        "it is used on CUDA only)",
+    )
+    amp.add_argument(
         "--no-amp",
         dest="amp",
         action="store_false",
-        help="turn off mixed precision (on by default, used on CUDA only)",
+        help="no mixed precision, not even on CUDA",
     )
     option(
         "--threads",
@@ -175,8 +210,13 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume",
         metavar="CKPT",
-        help="continue the run saved in this checkpoint.pt, given the "
-        "same options as the run that wrote it",
+        help="continue the run saved in this checkpoint.pt (or run directory), "
+        "given the same options as the run that wrote it",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run already in --out (refused without this flag)",
     )
     p.add_argument(
         "--no-progress",
@@ -187,29 +227,105 @@ def train_parser() -> argparse.ArgumentParser:
     return p
 
 
-def train_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rhn train``: parse, train, write DIR/metrics.json, summarise."""
-    from .train import TrainConfig, train
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
 
+
+def _command_line(task: str, args: dict[str, object], resume: str) -> str:
+    """The ``python -m rhn train`` command that resumes the run of ``args``."""
+    words = ["python", "-m", "rhn", "train", "--task", task]
+    for field, value in args.items():
+        if field == "amp":
+            words.append("--amp" if value else "--no-amp")
+        elif field == "progress":
+            words += [] if value else ["--no-progress"]
+        elif not (field == "hidden_size" and value is None):  # None: --num-params
+            words += [_flag(field), str(value)]
+    words += ["--resume", resume]
+    return shlex.join(words)
+
+
+def _claim_out(out: Path, resume: str | None, overwrite: bool) -> str | None:
+    """Refuse to write over a finished or running run; ``None`` when ``out`` is free.
+
+    Returns the error message, or ``None``. With ``overwrite`` the old run's
+    files are removed now, so that the directory never mixes two runs.
+    """
+    from .train import CHECKPOINT_NAME, METRICS_NAME
+
+    found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+    if not found or resume is not None:
+        return None
+    if not overwrite:
+        return (
+            f"--out {out} already holds a run ({', '.join(found)}); pass --resume "
+            f"{out / CHECKPOINT_NAME} to continue it, --overwrite to replace it, "
+            "or another --out"
+        )
+    for name in found:
+        (out / name).unlink()
+    return None
+
+
+def train_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rhn train``: parse, train, write DIR/metrics.json, summarise.
+
+    Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
+    when the run diverged (its loss became NaN or infinite, or ended above
+    ``DIVERGED_FACTOR`` times the baseline); 130 or 143 when SIGINT or SIGTERM
+    stopped it (after writing a checkpoint and printing the resume command).
+    """
+    from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
+
+    prog = "python -m rhn train"
     args = vars(train_parser().parse_args(argv))
     resume = args.pop("resume", None)
+    overwrite = args.pop("overwrite", False)
     task = args.pop("task")
     if "num_params" in args:
         args["hidden_size"] = None
     args.setdefault("out", f"runs/{task}-{args.get('model', 'rhn')}")
     try:
         config = TrainConfig.for_task(task, **args)
+        out = _cli.writable_dir("--out", config.out)
+        problem = _claim_out(out, resume, overwrite)
+        if problem is not None:
+            return _cli.fail(prog, problem)
         result = train(config, resume=resume)
-    except (TypeError, ValueError, FloatingPointError) as err:
-        print(f"python -m rhn train: error: {err}", file=sys.stderr)
-        return 2 if not isinstance(err, FloatingPointError) else 1
+    except (TypeError, ValueError, FileNotFoundError) as err:
+        return _cli.fail(prog, err)
+    except FloatingPointError as err:
+        return _cli.fail(prog, f"the run diverged: {err}", status=1)
+    except TrainingInterrupted as stop:
+        print(f"{prog}: {stop}", file=sys.stderr)
+        if stop.checkpoint is not None:
+            command = _command_line(task, args, str(stop.checkpoint))
+            print(f"resume with: {command}", file=sys.stderr)
+        return stop.exit_code
     m = result.metrics
     summary = {
-        k: m[k] for k in ("task", "model", "test_loss", "baseline", "steps", "seconds")
+        k: m[k]
+        for k in (
+            "task",
+            "model",
+            "test_loss",
+            "baseline",
+            "diverged",
+            "steps",
+            "seconds",
+        )
     }
     summary["ratio_to_baseline"] = m["test_loss"] / m["baseline"]
     print(json.dumps(summary, indent=1))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
+    if m["diverged"]:
+        return _cli.fail(
+            prog,
+            f"the run diverged: its final held-out loss {m['test_loss']:.4g} is more "
+            f"than {DIVERGED_FACTOR:g} times the baseline {m['baseline']:.4g}; "
+            "lower --lr or --clip",
+            status=1,
+        )
     return 0
 
 
@@ -359,26 +475,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    if command == "train":
-        return train_main(rest)
-    if command == "sweep":
-        return sweep_main(rest)
-    if command == "data":
-        from .chorales import data_main
-
-        return data_main(rest)
-    if command == "bench":
-        # Imported only when asked for: the benchmark is a separate tool.
-        try:
-            bench = importlib.import_module("rhn.bench")
-        except ModuleNotFoundError as err:
-            if err.name != "rhn.bench":
-                raise
-            print("python -m rhn bench: rhn.bench is not installed", file=sys.stderr)
-            return 2
-        return bench.main(rest)
-    parser.error(f"unknown command {command!r}; choose from {sorted(COMMANDS)}")
-    return 2  # not reached: parser.error exits
+    if command not in HANDLERS:
+        parser.error(f"unknown command {command!r}; choose from {sorted(COMMANDS)}")
+    module, function = HANDLERS[command].split(":")
+    if module == "rhn.__main__":  # this file, which may be running as __main__
+        return globals()[function](rest)
+    try:
+        handler: Callable[[list[str]], int] = getattr(
+            importlib.import_module(module), function
+        )
+    except ModuleNotFoundError as err:
+        if err.name != module:
+            raise
+        return _cli.fail(f"python -m rhn {command}", f"{module} is not installed")
+    return handler(rest)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ def sequence(
         x = x.transpose(0, 1)
     if x.shape[0] == 0:
         raise ValueError(f"{name} must have at least one time step, got T = 0")
+    nonempty_batch(name, x.shape[1])
     return x, unbatched
 
 
@@ -159,3 +160,111 @@ def same_dtype(name: str, value: torch.Tensor, like: torch.Tensor) -> None:
         raise ValueError(
             f"{name} must be on device {like.device} to match, got {value.device}"
         )
+
+
+def finite_tensor(name: str, value: torch.Tensor) -> torch.Tensor:
+    """Raise a ``ValueError`` if ``value`` holds a NaN or an infinity.
+
+    Called before every matrix decomposition: LAPACK is not defined on
+    non-finite input (float32 NaN can crash the interpreter), and a diverged
+    model hands exactly such matrices to the analysis functions.
+    """
+    if not bool(torch.isfinite(value).all()):
+        bad = int((~torch.isfinite(value)).sum())
+        raise ValueError(
+            f"{name} must be finite, got {bad} NaN or infinite entr"
+            f"{'y' if bad == 1 else 'ies'} of {value.numel()} (a diverged model?)"
+        )
+    return value
+
+
+def nonempty_batch(name: str, batch: int) -> None:
+    """Raise a ``ValueError`` for a batch of zero sequences.
+
+    Every path of the package (the loop, the fast path, the baselines,
+    :mod:`rhn.gradflow`) refuses ``B = 0`` the same way: a mean over an empty
+    batch has no meaning, and an empty result would hide the mistake.
+    """
+    if batch == 0:
+        raise ValueError(f"{name} must hold at least one sequence, got batch size 0")
+
+
+def device(name: str, value: object) -> torch.device | None:
+    """Return ``value`` as a ``torch.device`` (``None`` stays ``None``).
+
+    Strings are case-insensitive (``"CPU"`` is ``"cpu"``), as every other
+    name in the package.
+    """
+    if value is None or isinstance(value, torch.device):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a torch.device or a string such as 'cpu' or "
+            f"'cuda:0', got {type(value).__name__} {value!r}"
+        )
+    try:
+        return torch.device(value.strip().lower())
+    except (RuntimeError, ValueError) as err:
+        raise ValueError(
+            f"{name} must be a device torch knows, such as 'cpu', 'cuda', "
+            f"'cuda:1' or 'mps', got {value!r}"
+        ) from err
+
+
+def float_dtype(name: str, value: object) -> torch.dtype | None:
+    """Return ``value`` if it is ``None`` or a floating-point ``torch.dtype``."""
+    if value is None:
+        return None
+    if not isinstance(value, torch.dtype) or not value.is_floating_point:
+        raise TypeError(
+            f"{name} must be a floating-point torch.dtype such as torch.float32 "
+            f"or torch.float64, got {value!r}"
+        )
+    return value
+
+
+def representable(name: str, value: float, dtype: torch.dtype | None) -> float:
+    """Raise a ``ValueError`` if ``value`` overflows ``dtype`` (default dtype if None).
+
+    A float such as ``1e39`` is finite in Python but infinite in float32.
+    """
+    dtype = dtype or torch.get_default_dtype()
+    limit = torch.finfo(dtype).max
+    if abs(value) > limit:
+        raise ValueError(
+            f"{name} must fit in the parameters' dtype {dtype} (|{name}| <= "
+            f"{limit:.4g}), got {value}"
+        )
+    return value
+
+
+# torch.Generator keeps only the low 32 bits of a seed for its Mersenne
+# Twister on the CPU: seeds that differ by a multiple of 2**32 give the same
+# numbers. Seeds are therefore limited to [0, 2**32).
+SEED_LIMIT = 2**32
+
+
+def seed(name: str, value: object, limit: int = SEED_LIMIT) -> int:
+    """Return ``value`` if it is an int in ``[0, limit)``; raise otherwise."""
+    value = positive_int(name, value, minimum=0)
+    if value >= limit:
+        raise ValueError(
+            f"{name} must be an int in [0, {limit}) (larger seeds wrap around and "
+            f"repeat the data of a smaller one), got {value}"
+        )
+    return value
+
+
+def factory(where: object, dtype: object) -> dict[str, object]:
+    """Checked ``device=`` (``where``) and ``dtype=`` keywords for parameters."""
+    return {"device": device("device", where), "dtype": float_dtype("dtype", dtype)}
+
+
+def init_scale(value: object, dtype: torch.dtype | None) -> float | None:
+    """Return ``value`` if it is ``None`` or a positive float that fits ``dtype``."""
+    if value is None:
+        return None
+    value = real("init_scale", value)
+    if value <= 0:
+        raise ValueError(f"init_scale must be > 0 or None, got {value}")
+    return representable("init_scale", value, dtype)

@@ -118,7 +118,8 @@ def _square(name: str, J: object) -> torch.Tensor:
             f"{name} must be a square matrix (n, n) or a batch (..., n, n) with "
             f"n >= 1, got shape {_checks.shape_str(J.shape)}"
         )
-    return J
+    # before any decomposition: LAPACK on NaN or inf can crash the interpreter
+    return _checks.finite_tensor(name, J)
 
 
 def _layer0_weights(
@@ -609,16 +610,22 @@ def eigenvalues(J: torch.Tensor) -> torch.Tensor:
 def spectral_radius(J: torch.Tensor) -> torch.Tensor:
     r"""The spectral radius :math:`\rho(J) = \max_i |\lambda_i|`, ``(n, n) -> ()``.
 
-    :math:`\rho(J) > 1` means some direction grows under repeated
-    multiplication by :math:`J`: the gradient can explode.
+    It governs powers of one fixed matrix: :math:`\lVert J^n \rVert^{1/n}
+    \to \rho(J)`, so :math:`J^n` grows when :math:`\rho(J) > 1` and shrinks
+    when :math:`\rho(J) < 1`, in the long run. It bounds neither one step
+    (a non-normal :math:`J` with :math:`\rho(J) < 1` can stretch a vector for
+    many steps) nor a product of different Jacobians; norms do
+    (:func:`max_singular_value`, and the reach of the Geršgorin discs,
+    :math:`\lVert J \rVert_\infty`).
     """
     return eigenvalues(J).abs().amax(dim=-1)
 
 
 def max_singular_value(J: torch.Tensor) -> torch.Tensor:
-    r"""The largest singular value :math:`\sigma_{\max}(J) = \lVert J \rVert_2`.
+    r"""The largest singular value, the spectral norm :math:`\lVert J \rVert_2`.
 
     It bounds how much one step can stretch a vector (and a gradient):
-    :math:`\rho(J) \le \sigma_{\max}(J)`. ``(n, n) -> ()`` or batched.
+    :math:`\lVert J u \rVert_2 \le \lVert J \rVert_2 \lVert u \rVert_2`, and
+    :math:`\rho(J) \le \lVert J \rVert_2`. ``(n, n) -> ()`` or batched.
     """
     return torch.linalg.svdvals(_square("J", J))[..., 0]

@@ -57,14 +57,15 @@ class _TorchRecurrent(nn.Module):
         self.num_layers = _checks.positive_int("num_layers", num_layers)
         self.batch_first = _checks.boolean("batch_first", batch_first)
         self.dropout = _checks.probability("dropout", dropout)
+        factory = _checks.factory(device, dtype)
+        _reject_unsupported(type(self).__name__, extra)
         self.rnn = self._module(
             self.input_size,
             self.hidden_size,
             self.num_layers,
             batch_first=False,  # inputs are made time-first before the call
             dropout=self.dropout,
-            device=device,
-            dtype=dtype,
+            **factory,
             **extra,
         )
 
@@ -91,6 +92,23 @@ class _TorchRecurrent(nn.Module):
         if unbatched:
             state = state.squeeze(1)
         return self._finish(output, unbatched), state
+
+
+# torch.nn options whose outputs break the (N, B, H) state contract shared by
+# every model of the package (a bidirectional model returns 2N states, a
+# projected LSTM an h of size proj_size): refused at construction, with the
+# value that turns them off.
+_UNSUPPORTED = {"bidirectional": False, "proj_size": 0}
+
+
+def _reject_unsupported(model: str, extra: dict[str, Any]) -> None:
+    for key, off in _UNSUPPORTED.items():
+        if key in extra and extra[key] != off:
+            raise ValueError(
+                f"{key} must be {off!r} for rhn.{model} (its state would not "
+                f"have the (N, B, H) shape every model of rhn shares), got "
+                f"{extra[key]!r}; use torch.nn.{model} directly for {key}"
+            )
 
 
 class RNN(_TorchRecurrent):

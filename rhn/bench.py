@@ -4,6 +4,11 @@ Times one forward and backward pass (``output.sum().backward()``) of
 
 - ``rhn-loop``: :class:`rhn.RHN` with ``impl="loop"``, the plain per-step loop;
 - ``rhn-fast``: :class:`rhn.RHN` with ``impl="fast"`` (:mod:`rhn.fast`);
+- ``rhn-triton`` (CUDA, needs Triton): ``impl="triton"``, one fused Triton
+  kernel per micro-layer (:mod:`rhn.fused`);
+- ``rhn-graphed`` (CUDA): ``impl="auto"`` (Triton when installed, else the
+  fast path) with the whole forward and backward captured once as a CUDA graph
+  and replayed (:func:`rhn.graphs.capture_forward_backward`);
 - ``lstm`` / ``gru``: ``torch.nn.LSTM`` / ``torch.nn.GRU`` (cuDNN on CUDA,
   oneDNN or ATen kernels on CPU) with the RHN's hidden size ``H``;
 - ``lstm-matched`` / ``gru-matched``: the same at the hidden size that gives
@@ -23,6 +28,10 @@ step to report (``compile_s`` is empty) unless ``--compile`` adds
 :func:`torch.compile`, whose first-call times (and first call at a second
 sequence length, to show recompilation) are reported separately.
 
+On CUDA the default models are :data:`CUDA_MODELS` (the CPU ones plus
+``rhn-triton``, when Triton is installed, and ``rhn-graphed``); the JSON
+records the GPU's name.
+
 Example::
 
     python -m rhn bench --batch 1 32 128 --repeats 20 --threads 1 \
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -44,12 +54,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks
+from . import _checks, _cli
 from .baselines import count_parameters, matched_hidden_size
 from .cells import RHN
 
 __all__ = [
     "MODELS",
+    "CUDA_MODELS",
+    "KNOWN",
+    "default_models",
     "device_name",
     "build",
     "time_models",
@@ -60,7 +73,32 @@ __all__ = [
 ]
 
 MODELS = ("rhn-loop", "rhn-fast", "lstm", "lstm-matched", "gru", "gru-matched")
-"""The models :func:`run` times by default, in table order."""
+"""The models :func:`run` times by default on the CPU, in table order."""
+
+CUDA_MODELS = (
+    "rhn-loop",
+    "rhn-fast",
+    "rhn-triton",
+    "rhn-graphed",
+    "lstm",
+    "lstm-matched",
+    "gru",
+    "gru-matched",
+)
+"""The models :func:`run` times by default on CUDA (``rhn-triton`` only when
+Triton is installed)."""
+
+KNOWN = (*CUDA_MODELS, "rhn-compiled")
+"""Every model name :func:`run` accepts."""
+
+
+def default_models(device: torch.device) -> tuple[str, ...]:
+    """The models timed by default on ``device``."""
+    if device.type != "cuda":
+        return MODELS
+    if importlib.util.find_spec("triton") is None:
+        return tuple(m for m in CUDA_MODELS if m != "rhn-triton")
+    return CUDA_MODELS
 
 
 def device_name(device: torch.device) -> str:
@@ -82,7 +120,8 @@ def build(
 ) -> nn.Module:
     """One benchmark model by name (see :data:`MODELS` and ``rhn-compiled``)."""
     if name.startswith("rhn"):
-        impl = "fast" if name == "rhn-fast" else "loop"
+        impl = {"rhn-fast": "fast", "rhn-triton": "triton", "rhn-graphed": "auto"}
+        impl = impl.get(name, "loop")
         model = RHN(input_size, hidden_size, depth, impl=impl, device=device)
         if name == "rhn-compiled":
             for cell in model.cells:
@@ -106,6 +145,26 @@ def _step(model: nn.Module, x: torch.Tensor) -> None:
     model.zero_grad(set_to_none=True)
     output = model(x)[0]
     output.sum().backward()
+
+
+def _step_fn(name: str, model: nn.Module, x: torch.Tensor) -> Callable[[], None]:
+    """The timed call of one model: a forward and backward pass on ``x``.
+
+    ``rhn-graphed`` captures the pass as a CUDA graph on its first call (so
+    its ``first_s`` includes warm-up and capture) and replays it after.
+    """
+    if name != "rhn-graphed":
+        return lambda: _step(model, x)
+    replay: list[Callable[[], None]] = []
+
+    def graphed() -> None:
+        if not replay:
+            from .graphs import capture_forward_backward
+
+            replay.append(capture_forward_backward(model, x))
+        replay[0]()
+
+    return graphed
 
 
 def _timed(fn: Callable[[], None], device: torch.device) -> tuple[float, float]:
@@ -141,17 +200,18 @@ def time_models(
     warmup = _checks.positive_int("warmup", warmup, minimum=0)
     device = x.device
     names = list(models)
+    steps = {name: _step_fn(name, models[name], x) for name in names}
     first = {}
     for name in names:
-        first[name] = _timed(lambda m=models[name]: _step(m, x), device)[0]
+        first[name] = _timed(steps[name], device)[0]
     for _ in range(max(0, warmup - 1)):
         for name in names:
-            _step(models[name], x)
+            steps[name]()
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            w, c = _timed(lambda m=models[name]: _step(m, x), device)
+            w, c = _timed(steps[name], device)
             wall[name].append(w)
             cpu[name].append(c)
     out = {}
@@ -181,7 +241,7 @@ def run(
     depth: int = 5,
     repeats: int = 20,
     warmup: int = 2,
-    models: Sequence[str] = MODELS,
+    models: Sequence[str] | None = None,
     device: str | torch.device = "cpu",
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -194,7 +254,8 @@ def run(
             of the RHN; the LSTM/GRU baselines use ``H`` or the matched size.
         repeats: timed rounds per batch size (default 20).
         warmup: untimed rounds first (default 2).
-        models: names from :data:`MODELS`, or ``"rhn-compiled"``.
+        models: names from :data:`KNOWN`; default :func:`default_models`
+            of the device. ``rhn-triton`` and ``rhn-graphed`` need CUDA.
         device: ``"cpu"``, ``"cuda"`` or a :class:`torch.device`.
         seed: seed for the weights and inputs (default 0).
 
@@ -205,10 +266,16 @@ def run(
         ``compile_s``.
     """
     device = torch.device(device)
-    known = (*MODELS, "rhn-compiled")
-    models = [_checks.choice("models", m, known) for m in models]
+    if models is None:
+        models = default_models(device)
+    models = [_checks.choice("models", m, KNOWN) for m in models]
     if not models:
         raise ValueError("models must name at least one model, got none")
+    cuda_only = [m for m in models if m in ("rhn-triton", "rhn-graphed")]
+    if cuda_only and device.type != "cuda":
+        raise ValueError(
+            f"models {cuda_only} run on CUDA only, got device {device.type!r}"
+        )
     load_before = _loadavg()
     torch.manual_seed(seed)
     built = {m: build(m, input_size, hidden_size, depth, device) for m in models}
@@ -234,6 +301,13 @@ def run(
             "device": device_name(device),
             "device_type": device.type,
             "torch": torch.__version__,
+            "triton": _triton_version(),
+            # what impl="auto" runs inside the graph
+            "graphed_impl": (
+                "triton" if "rhn-triton" in default_models(device) else "fast"
+            )
+            if "rhn-graphed" in built
+            else None,
             "threads": torch.get_num_threads(),
             "loadavg_before": load_before,
             "loadavg_after": _loadavg(),
@@ -257,6 +331,14 @@ def run(
     }
 
 
+def _triton_version() -> str | None:
+    if importlib.util.find_spec("triton") is None:
+        return None
+    import triton
+
+    return str(triton.__version__)
+
+
 def _loadavg() -> list[float] | None:
     try:
         return [round(v, 2) for v in os.getloadavg()]
@@ -265,16 +347,26 @@ def _loadavg() -> list[float] | None:
 
 
 def _ratios(median: dict[str, float]) -> dict[str, float]:
-    """Speed-ups of the fast path over the loop and its cost against the baselines."""
+    """Speed-ups of each fast variant over the loop and its cost against baselines.
+
+    Keys ``loop/<v>`` (how many times faster than the loop) and ``<v>/<base>``
+    (time relative to a baseline) for ``v`` in ``fast``, ``triton``,
+    ``graphed``; ``fast/triton`` and ``fast/graphed`` compare the variants.
+    """
     out = {}
-    fast = median.get("rhn-fast")
-    if fast is None:
-        return out
-    if "rhn-loop" in median:
-        out["loop/fast"] = median["rhn-loop"] / fast
-    for base in ("lstm", "lstm-matched", "gru", "gru-matched", "rhn-compiled"):
-        if base in median:
-            out[f"fast/{base}"] = fast / median[base]
+    bases = ("lstm", "lstm-matched", "gru", "gru-matched", "rhn-compiled")
+    for variant in ("rhn-fast", "rhn-triton", "rhn-graphed"):
+        v = median.get(variant)
+        if v is None:
+            continue
+        short = variant.removeprefix("rhn-")
+        if "rhn-loop" in median:
+            out[f"loop/{short}"] = median["rhn-loop"] / v
+        if variant != "rhn-fast" and "rhn-fast" in median:
+            out[f"fast/{short}"] = median["rhn-fast"] / v
+        for base in bases:
+            if base in median:
+                out[f"{short}/{base}"] = v / median[base]
     return out
 
 
@@ -335,7 +427,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _cli.Parser(
         prog="python -m rhn bench",
         description="Time forward+backward of the RHN (plain loop and fast path) "
         "against torch.nn.LSTM/GRU at the same hidden size and at the same "
@@ -351,9 +443,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--models",
         nargs="+",
-        default=list(MODELS),
-        choices=[*MODELS, "rhn-compiled"],
-        help="models to time (default: all but rhn-compiled)",
+        default=None,
+        type=str.lower,
+        choices=list(KNOWN),
+        help="models to time (default: all but rhn-compiled; rhn-triton and "
+        "rhn-graphed on CUDA only)",
     )
     p.add_argument(
         "--compile", action="store_true", help="also time rhn-compiled (slow start)"
@@ -378,18 +472,51 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m rhn bench``; returns the exit status."""
-    args = _parser().parse_args(argv)
+def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
+    """Validate the parsed options; return the device and the output file.
+
+    The output file (``None`` for ``--out -``) is checked for writing here, so
+    that a bad path fails before the minutes of timing, not after.
+    """
+    for b in args.batch:
+        _checks.positive_int("--batch", b)
+    for name in ("steps", "input_size", "hidden_size", "depth", "repeats"):
+        _checks.positive_int(f"--{name.replace('_', '-')}", getattr(args, name))
+    _checks.positive_int("--warmup", args.warmup, minimum=0)
+    for d in args.depths:
+        _checks.positive_int("--depths", d)
     if args.threads is not None:
-        torch.set_num_threads(_checks.positive_int("--threads", args.threads))
-    device = args.device
+        _checks.positive_int("--threads", args.threads)
+    _checks.seed("--seed", args.seed)
+    device = args.device.strip().lower()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        print("python -m rhn bench: --device cuda but no CUDA device is available")
-        return 2
-    models = list(args.models)
+    kind = _checks.device("--device", device).type
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {args.device}: no CUDA device is available")
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"--device must be cpu, cuda, cuda:N or auto, got {device!r}")
+    out = args.out or f"results-{kind}.json"
+    if out == "-":
+        return device, None
+    _cli.writable_file("--out", out)
+    return device, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m rhn bench``; returns the exit status.
+
+    Every option is checked before any timing: a mistake is one line on
+    stderr and exit status 2.
+    """
+    args = _parser().parse_args(argv)
+    try:
+        device, out = _check_args(args)
+    except (TypeError, ValueError) as err:
+        return _cli.fail("python -m rhn bench", err)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    models = list(args.models or default_models(torch.device(device)))
     if args.compile and "rhn-compiled" not in models:
         models.append("rhn-compiled")
     result = run(
@@ -422,8 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             f"D = {row['depth']:>2} {row['model']:>9}: {row['median_ms']:8.1f} ms, "
             f"{row['us_per_token']:6.2f} us/token"
         )
-    out = args.out or f"results-{torch.device(device).type}.json"
-    if out != "-":
+    if out is not None:
         with open(out, "w") as f:
             json.dump(result, f, indent=1)
             f.write("\n")

@@ -107,15 +107,15 @@ class RHNCell(nn.Module):
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
         self.coupled = _checks.boolean("coupled", coupled)
-        self.transform_bias = _checks.real("transform_bias", transform_bias)
-        if init_scale is not None:
-            init_scale = _checks.real("init_scale", init_scale)
-            if init_scale <= 0:
-                raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
-        self.init_scale = init_scale
+        factory = _checks.factory(device, dtype)
+        self.transform_bias = _checks.representable(
+            "transform_bias",
+            _checks.real("transform_bias", transform_bias),
+            factory["dtype"],
+        )
+        self.init_scale = _checks.init_scale(init_scale, factory["dtype"])
         self.gates = 2 if coupled else 3
         rows = self.gates * self.hidden_size
-        factory = {"device": device, "dtype": dtype}
         self.weight_ih = nn.Parameter(torch.empty(rows, self.input_size, **factory))
         for k in range(self.depth):
             self.register_parameter(
@@ -512,13 +512,9 @@ class DTRNNCell(nn.Module):
         self.input_size = _checks.positive_int("input_size", input_size)
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
-        if init_scale is not None:
-            init_scale = _checks.real("init_scale", init_scale)
-            if init_scale <= 0:
-                raise ValueError(f"init_scale must be > 0 or None, got {init_scale}")
-        self.init_scale = init_scale
+        factory = _checks.factory(device, dtype)
+        self.init_scale = _checks.init_scale(init_scale, factory["dtype"])
         H = self.hidden_size
-        factory = {"device": device, "dtype": dtype}
         self.weight_ih = nn.Parameter(torch.empty(H, self.input_size, **factory))
         for k in range(self.depth):
             self.register_parameter(
@@ -744,8 +740,10 @@ class Highway(nn.Module):
         else:
             name = _checks.choice("activation", activation, list(_ACTIVATIONS))
             self.activation = _ACTIVATIONS[name]
-        self.gate_bias = _checks.real("gate_bias", gate_bias)
-        factory = {"device": device, "dtype": dtype}
+        factory = _checks.factory(device, dtype)
+        self.gate_bias = _checks.representable(
+            "gate_bias", _checks.real("gate_bias", gate_bias), factory["dtype"]
+        )
         self.weight = nn.Parameter(torch.empty(2 * self.size, self.size, **factory))
         self.bias = nn.Parameter(torch.empty(2 * self.size, **factory))
         self.reset_parameters()

@@ -6,13 +6,13 @@ GPU. Here the element-wise work of a micro-layer is *one* kernel, written in
 Triton, forward and backward; the matrix products stay with PyTorch (cuBLAS):
 
 - forward, per micro-layer ``k`` and step: ``p = s_in R_k^T`` (one product),
-  then :func:`_micro_forward_kernel` adds the input projection or bias,
+  then ``_micro_forward_kernel`` adds the input projection or bias,
   computes :math:`h = \tanh(a_H)`, :math:`t = \sigma(a_T)`, :math:`c`, the new
   state :math:`s' = h t + s c`, saves ``[h; t (; c)]`` for the backward, and
   writes the masked state ``s' m`` that the next product reads, already in
   that product's dtype;
 - backward, per micro-layer and step: ``back = z R_k`` (one product), then
-  :func:`_micro_backward_kernel` finishes the state gradient
+  ``_micro_backward_kernel`` finishes the state gradient
   :math:`g = g_c + m \odot \text{back}` (plus the output gradient at a step
   boundary), forms the pre-activation gradient ``z`` and the carry product
   :math:`g_c = g \odot c` for the next micro-layer down.

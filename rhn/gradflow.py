@@ -1,24 +1,26 @@
 r"""How far gradients travel: gradient norm versus time lag, and versus depth.
 
 For a recurrent model run over ``T`` steps, write :math:`s^{[t]}` for the state
-after step :math:`t = 0, \dots, T-1` and :math:`s^{[-1]}` for the initial
-state, so :math:`s^{[t-1]}` is the state *entering* step :math:`t`. For a
-scalar loss :math:`\mathcal{L}` the gradient with respect to the state that
-enters step :math:`T-1-k` (``k`` steps before the end) is, by the chain rule,
+after step :math:`t = 1, \dots, T` and :math:`s^{[0]}` for the initial state
+(the book's notation), so :math:`s^{[t-1]}` is the state *entering* step
+:math:`t`. For a scalar loss :math:`\mathcal{L}` the gradient with respect to
+the state that enters step :math:`T-k` (``k`` steps before the end) is, by the
+chain rule,
 
 .. math::
-    g_k^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-2-k]}}
-    = \sum_{t = T-2-k}^{T-1} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
-      J^{[t]} J^{[t-1]} \cdots J^{[T-1-k]},
+    g_k^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-1-k]}}
+    = \sum_{t = T-1-k}^{T} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
+      J^{[t]} J^{[t-1]} \cdots J^{[T-k]},
     \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
 
 where :math:`y^{[t]}` is the output of step ``t`` (the state itself, so the
-term :math:`t = T-2-k` has an empty product and is absent for the initial
+term :math:`t = T-1-k` has an empty product and is absent for the initial
 state) and ``J`` is the temporal Jacobian in numerator layout (``J[i, j] = d
 s_i^[t] / d s_j^[t-1]``). With a loss on the final output only, the sum has
-one term and :math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T-1]}\,
-J^{[T-1]} \cdots J^{[T-1-k]}`, a product of ``k + 1`` Jacobians: even lag 0
-crosses one step.
+one term and :math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T]}\,
+J^{[T]} \cdots J^{[T-k]}`, a product of ``k + 1`` Jacobians: even lag 0
+crosses one step. (In code, with 0-based indices, ``output[t]`` is
+:math:`y^{[t+1]}`.)
 
 :func:`gradient_norms` measures :math:`\lVert g_k \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
@@ -36,9 +38,14 @@ from torch import nn
 
 from . import _checks, analysis
 from .baselines import GRU, LSTM, RNN
-from .cells import DTRNN, RHN
+from .cells import DTRNN, RHN, DTRNNCell, RHNCell
 
-__all__ = ["gradient_norms", "layer_gradient_norms", "projection"]
+__all__ = [
+    "gradient_norms",
+    "layer_gradient_norms",
+    "micro_layer_gradient_norms",
+    "projection",
+]
 
 _MODELS = (RHN, DTRNN, RNN, LSTM, GRU)
 
@@ -66,10 +73,11 @@ def projection(
         A tensor of shape ``(size,)`` with Euclidean norm 1.
     """
     size = _checks.positive_int("size", size)
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
+    device = _checks.device("device", device)
+    dtype = _checks.float_dtype("dtype", dtype) or torch.get_default_dtype()
     gen = torch.Generator().manual_seed(seed)
     v = torch.randn(size, generator=gen, dtype=torch.float64)
-    dtype = torch.get_default_dtype() if dtype is None else dtype
     return (v / v.norm()).to(device=device, dtype=dtype)
 
 
@@ -79,7 +87,7 @@ def _reduce(norms: torch.Tensor, reduction: str) -> torch.Tensor:
 
 
 def _default_loss(output: torch.Tensor, seed: int) -> torch.Tensor:
-    """``sum_b <v, y_b^[T-1]>``: a fixed random direction of the final output."""
+    """``sum_b <v, y_b^[T]>``: a fixed random direction of the final output."""
     v = projection(output.shape[-1], seed, device=output.device, dtype=output.dtype)
     return (output[-1] @ v).sum()
 
@@ -101,13 +109,13 @@ def gradient_norms(
 
     Runs ``model`` over ``x`` one time step at a time and returns, for every
     lag ``k = 0, ..., T-1``, the norm of :math:`g_k = \partial \mathcal{L} /
-    \partial s^{[T-2-k]}`: index 0 is the state *entering the last step*,
+    \partial s^{[T-1-k]}`: index 0 is the state *entering the last step*,
     index ``T-1`` the initial state (see the module docstring for the chain
     rule). Norms are taken per sample and then averaged over the batch.
 
-    The default loss is :math:`\mathcal{L} = \sum_b \langle v, y_b^{[T-1]}
+    The default loss is :math:`\mathcal{L} = \sum_b \langle v, y_b^{[T]}
     \rangle` with :math:`v` a fixed random unit vector (:func:`projection`),
-    so :math:`\lVert \partial\mathcal{L}/\partial y_b^{[T-1]} \rVert = 1` and
+    so :math:`\lVert \partial\mathcal{L}/\partial y_b^{[T]} \rVert = 1` and
     the curve starts from a common scale for every model. ``loss_fn`` replaces
     it, e.g. to put a loss on every time step.
 
@@ -174,7 +182,7 @@ def gradient_norms(
     ord = _checks.real("ord", ord)
     if ord <= 0:
         raise ValueError(f"ord must be > 0, got {ord}")
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
     if loss_fn is not None and not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     num_layers = model.num_layers
@@ -306,7 +314,7 @@ def _jacobian_state_grads(
 
     Runs forward without autograd, takes :math:`\partial\mathcal{L}/\partial
     y^{[t]}` from the loss alone, and accumulates backwards, from
-    :math:`g = \partial\mathcal{L}/\partial y^{[T-1]}`,
+    :math:`g = \partial\mathcal{L}/\partial y^{[T]}`,
     :math:`g \leftarrow g\, J^{[t]} + \partial\mathcal{L}/\partial y^{[t-1]}`
     with the Jacobians of :mod:`rhn.analysis` (single-layer models).
     """
@@ -388,13 +396,14 @@ def layer_gradient_norms(
     x = _checks.float_tensor("x", x)
     if x.dim() != 2:
         raise ValueError(f"x must have shape (B, F), got {_checks.shape_str(x.shape)}")
+    _checks.nonempty_batch("x", x.shape[0])
     if loss_fn is not None and not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
     ord = _checks.real("ord", ord)
     if ord <= 0:
         raise ValueError(f"ord must be > 0, got {ord}")
     reduction = _checks.choice("reduction", reduction, ["mean", "none"])
-    seed = _checks.positive_int("seed", seed, minimum=0)
+    seed = _checks.seed("seed", seed)
     with torch.enable_grad():
         z = x.detach().clone().requires_grad_(True)
         inputs = []
@@ -416,3 +425,105 @@ def layer_gradient_norms(
         ]
     )  # (L, B)
     return _reduce(norms, reduction).detach()
+
+
+def _micro_states(
+    cell: RHNCell | DTRNNCell, x_proj: torch.Tensor, s: torch.Tensor
+) -> list[torch.Tensor]:
+    """The states after each micro-layer of one step, ``s_0, ..., s_{D-1}``.
+
+    The same arithmetic as the cells' ``step`` methods, kept apart so that
+    every intermediate state is a node autograd can differentiate with
+    respect to (a test checks that the last one equals ``cell.step``).
+    """
+    states = []
+    for k in range(cell.depth):
+        x_k = x_proj if k == 0 else None
+        if isinstance(cell, RHNCell):
+            h, t, c = cell.gate_values(k, s, x_k)
+            s = h * t + s * c
+        else:
+            a = torch.nn.functional.linear(
+                s, cell.recurrent_weight(k), cell.recurrent_bias(k)
+            )
+            s = torch.tanh(a if x_k is None else a + x_k)
+        states.append(s)
+    return states
+
+
+def micro_layer_gradient_norms(
+    model: RHN | DTRNN,
+    x: torch.Tensor,
+    *,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ord: float = 2.0,
+    reduction: str = "mean",
+    seed: int = 0,
+) -> torch.Tensor:
+    r"""Gradient norm at every micro-layer of every time step: the ``D x T`` path.
+
+    For a deep-transition model (:class:`rhn.RHN` or :class:`rhn.DTRNN`, one
+    layer) entry ``[t, k]`` is the norm of :math:`\partial \mathcal{L} /
+    \partial s_k^{[t]}`, the gradient with respect to the state after
+    micro-layer ``k`` of step ``t``. Between that state and the output of the
+    last step lie :math:`(T - 1 - t) D + (D - 1 - k)` micro-layers, so read
+    row by row the map is the gradient along the whole credit-assignment path
+    of length :math:`D \times T`. Column ``D - 1`` is the state after each
+    step: entry ``[t, D - 1]`` equals :func:`gradient_norms` at lag
+    ``T - 2 - t``.
+
+    Args:
+        model: a single-layer :class:`rhn.RHN` or :class:`rhn.DTRNN`.
+        x: input ``(T, B, I)`` (``(B, T, I)`` if ``batch_first``).
+        loss_fn, ord, reduction, seed: as in :func:`gradient_norms` (the
+            default loss is a fixed random projection of the last output).
+
+    Returns:
+        A detached tensor ``(T, D)`` (``(T, D, B)`` with ``reduction="none"``),
+        time step ``t`` in rows (``0`` first) and micro-layer ``k`` in columns.
+    """
+    if not isinstance(model, (RHN, DTRNN)):
+        raise TypeError(
+            f"model must be an rhn.RHN or rhn.DTRNN, got {type(model).__name__}"
+        )
+    if model.num_layers != 1:
+        raise ValueError(
+            f"model must have num_layers=1 (one cell), got {model.num_layers}"
+        )
+    if loss_fn is not None and not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
+    reduction = _checks.choice("reduction", reduction, ["mean", "none"])
+    ord = _checks.real("ord", ord)
+    if ord <= 0:
+        raise ValueError(f"ord must be > 0, got {ord}")
+    seed = _checks.positive_int("seed", seed, minimum=0)
+    x_tb, _ = _checks.sequence(x, model.input_size, model.batch_first)
+    cell = model.cells[0]
+    _checks.same_dtype("x", x_tb, cell.weight_ih)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.enable_grad():
+            s = x_tb.new_zeros(x_tb.shape[1], model.hidden_size)  # (B, H)
+            states, outputs = [], []
+            x_proj = torch.nn.functional.linear(x_tb, cell.weight_ih)  # (T, B, G*H)
+            for x_t in x_proj.unbind(0):
+                step_states = _micro_states(cell, x_t, s)
+                states.extend(step_states)
+                s = step_states[-1]
+                outputs.append(s)
+            output = torch.stack(outputs)  # (T, B, H)
+            loss = _default_loss(output, seed) if loss_fn is None else loss_fn(output)
+            grads = torch.autograd.grad(_scalar_loss(loss), states, allow_unused=True)
+    finally:
+        model.train(was_training)
+    norms = torch.stack(
+        [
+            torch.linalg.vector_norm(
+                torch.zeros_like(st) if g is None else g, ord=ord, dim=-1
+            )
+            for st, g in zip(states, grads, strict=True)
+        ]
+    )  # (T * D, B)
+    norms = norms.reshape(x_tb.shape[0], cell.depth, -1)  # (T, D, B)
+    return (norms.mean(dim=-1) if reduction == "mean" else norms).detach()

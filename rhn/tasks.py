@@ -68,7 +68,7 @@ def _generator(seed: object, generator: object) -> torch.Generator:
                 f"CPU, then moved), got one on {generator.device}"
             )
         return generator
-    return torch.Generator().manual_seed(_checks.positive_int("seed", seed, minimum=0))
+    return torch.Generator().manual_seed(_checks.seed("seed", seed))
 
 
 def _float_dtype(dtype: object) -> torch.dtype:
@@ -133,6 +133,7 @@ def adding_problem(
         True
     """
     B = _checks.positive_int("num_samples", num_samples)
+    device = _checks.device("device", device)
     T = _checks.positive_int("seq_len", seq_len, minimum=2)
     dtype = _float_dtype(dtype)
     g = _generator(seed, generator)
@@ -201,6 +202,7 @@ def copy_memory(
         ``(T + 20, B)``; a model has ``A + 1 = 9`` output classes.
     """
     B = _checks.positive_int("num_samples", num_samples)
+    device = _checks.device("device", device)
     T = _checks.positive_int("seq_len", seq_len)
     S = _checks.positive_int("num_symbols", num_symbols)
     A = _checks.positive_int("alphabet_size", alphabet_size, minimum=2)
@@ -268,6 +270,7 @@ def temporal_order(
         ``targets`` (int64) of shape ``(B,)`` with values in ``{0, 1, 2, 3}``.
     """
     B = _checks.positive_int("num_samples", num_samples)
+    device = _checks.device("device", device)
     T = _checks.positive_int("seq_len", seq_len, minimum=10)
     dtype = _float_dtype(dtype)
     g = _generator(seed, generator)

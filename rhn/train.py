@@ -8,11 +8,15 @@ The pieces, in the order a run uses them:
 - :func:`resolve_device`: CUDA, then Apple MPS, then the CPU, unless told.
 - :class:`SequenceModel`: a recurrent core from :func:`rhn.build_model` plus a
   linear head that reads the last output (or every output).
-- :func:`train`: Adam, gradient clipping, mixed precision on CUDA, a fresh
-  batch from a seeded generator at every step, held-out evaluation, a
-  ``tqdm`` progress bar with the live loss, a guard that stops on a NaN or
-  infinite loss, checkpoints that resume bit-for-bit on the CPU, a history of
-  metrics written as JSON, and a callback hook for notebooks.
+- :func:`train`: Adam, gradient clipping, mixed precision on CUDA (and on
+  the CPU if asked), a fresh batch from a seeded generator at every step,
+  held-out evaluation, a ``tqdm`` progress bar with the live loss, a guard
+  that stops on a NaN or infinite loss, a ``diverged`` flag for a loss that
+  explodes while finite, checkpoints that resume bit-for-bit on the CPU
+  (also written on Ctrl-C or SIGTERM), a history of metrics written as JSON,
+  and a callback hook for notebooks. It reads top to bottom as the steps of
+  a private ``_Run``: set-up, ``restore``, ``fit`` (``train_step``,
+  ``evaluate``, ``save_checkpoint``, interrupt handling), ``finish``.
 
 ``python -m rhn train --help`` runs the same loop from the command line.
 
@@ -30,8 +34,10 @@ import contextlib
 import dataclasses
 import json
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _checks, chorales
+from . import _checks, _cli, chorales
 from .baselines import MODELS, build_model, count_parameters, matched_hidden_size
 from .tasks import Task, get_task
 
@@ -52,6 +58,8 @@ __all__ = [
     "make_model",
     "train",
     "load_checkpoint",
+    "TrainingInterrupted",
+    "DIVERGED_FACTOR",
 ]
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -73,6 +81,7 @@ class TrainConfig:
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
     transform_bias: float = -3.0  # initial RHN transform-gate bias (negative: carry)
+    forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
     steps: int = 1000  # optimiser steps, one fresh batch each
     batch_size: int = 64  # sequences per step
     lr: float = 5e-3  # Adam learning rate
@@ -84,7 +93,9 @@ class TrainConfig:
     stop_loss: float | None = None  # stop early once the held-out loss is below
     seed: int = 0  # seeds the initial weights, the batches and the held-out set
     device: str = "auto"  # auto (cuda > mps > cpu), cpu, cuda, cuda:1, mps
-    amp: bool = True  # mixed precision (bfloat16 or float16) when on CUDA
+    # mixed precision: None on CUDA only (bfloat16, else float16); True also on
+    # the CPU (bfloat16 autocast, slower there: it exists so CI tests the path)
+    amp: bool | None = None
     threads: int | None = (
         1  # torch CPU threads (small models: 1 is fastest); None: torch's
     )
@@ -102,12 +113,24 @@ class TrainConfig:
         self.depth = _checks.positive_int("depth", self.depth)
         if self.hidden_size is None and self.num_params is None:
             raise ValueError("give hidden_size or num_params (both are None)")
+        if self.hidden_size is not None and self.num_params is not None:
+            raise ValueError(
+                f"give hidden_size or num_params, not both (got hidden_size="
+                f"{self.hidden_size}, num_params={self.num_params}); set "
+                "hidden_size=None to size the model by num_params"
+            )
         if self.hidden_size is not None:
             self.hidden_size = _checks.positive_int("hidden_size", self.hidden_size)
         if self.num_params is not None:
             self.num_params = _checks.positive_int("num_params", self.num_params)
         self.num_layers = _checks.positive_int("num_layers", self.num_layers)
-        self.transform_bias = _checks.real("transform_bias", self.transform_bias)
+        self.transform_bias = _checks.representable(  # the model is float32
+            "transform_bias", _checks.real("transform_bias", self.transform_bias), None
+        )
+        if self.forget_bias is not None:
+            self.forget_bias = _checks.representable(
+                "forget_bias", _checks.real("forget_bias", self.forget_bias), None
+            )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
@@ -127,19 +150,24 @@ class TrainConfig:
         self.eval_samples = _checks.positive_int("eval_samples", self.eval_samples)
         if self.stop_loss is not None:
             self.stop_loss = _checks.real("stop_loss", self.stop_loss)
-        self.seed = _checks.positive_int("seed", self.seed, minimum=0)
+        # the held-out set uses seed 2 * seed + 1, which must stay below 2**32
+        self.seed = _checks.seed("seed", self.seed, limit=_checks.SEED_LIMIT // 2)
         if not isinstance(self.device, str):
             raise TypeError(
                 f"device must be a string such as 'auto', 'cpu' or 'cuda', got "
                 f"{type(self.device).__name__}"
             )
+        self.device = self.device.strip().lower()
+        if self.device != "auto":
+            _checks.device("device", self.device)  # availability is checked by train
         if self.threads is not None:
             self.threads = _checks.positive_int("threads", self.threads)
         self.checkpoint_every = _checks.positive_int(
             "checkpoint_every", self.checkpoint_every, minimum=0
         )
-        for name in ("amp", "progress"):
-            _checks.boolean(name, getattr(self, name))
+        if self.amp is not None:
+            _checks.boolean("amp", self.amp)
+        _checks.boolean("progress", self.progress)
         if self.out is not None:
             self.out = str(self.out)
         self.dropout = _checks.probability("dropout", self.dropout)
@@ -159,6 +187,10 @@ class TrainConfig:
                 f"{sorted(fields)}"
             )
         defaults = dict(get_task(task).defaults)
+        if overrides.get("num_params") is not None and "hidden_size" not in overrides:
+            defaults["hidden_size"] = None  # a budget replaces the default size
+        if overrides.get("hidden_size") is not None and "num_params" not in overrides:
+            defaults["num_params"] = None  # a size replaces the default budget
         return cls(task=task, **{**defaults, **overrides})
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,19 +204,18 @@ def resolve_device(spec: str | torch.device = "auto") -> torch.device:
     Any other string (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) or a
     ``torch.device`` is used as given, after checking that it is available.
     """
-    if isinstance(spec, str) and spec.lower() == "auto":
+    if isinstance(spec, str) and spec.strip().lower() == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
         mps = getattr(torch.backends, "mps", None)
         if mps is not None and mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
-    try:
-        device = torch.device(spec)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(
-            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {spec!r}"
-        ) from err
+    if spec is None:
+        raise TypeError(
+            "device must be 'auto', a device string or a torch.device, got None"
+        )
+    device = _checks.device("device", spec)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {spec!r} was asked for, but CUDA is not available")
     if device.type == "mps" and not torch.backends.mps.is_available():
@@ -248,6 +279,8 @@ def make_model(
         kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
     if config.model == "dtrnn":
         kwargs.update(depth=config.depth)
+    if config.model == "lstm":
+        kwargs.update(forget_bias=config.forget_bias)
     if config.model == "rhn" and config.dropout > 0:
         rate = config.dropout
         kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
@@ -282,8 +315,9 @@ class TrainResult:
             ``eval_step``/``test_loss`` (and ``test_accuracy`` for
             classification with ``readout="last"``) lists.
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
-            final held-out loss), ``baseline``, ``steps``, ``seconds``,
-            ``device``, ``num_params``, ``hidden_size``, ...
+            final held-out loss), ``baseline``, ``diverged`` (see
+            :func:`train`), ``steps``, ``seconds``, ``device``,
+            ``num_params``, ``hidden_size``, ...
     """
 
     model: nn.Module
@@ -334,9 +368,72 @@ def _evaluate(
     return out
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Load a checkpoint written by :func:`train` (``weights_only=True``: safe)."""
-    return torch.load(Path(path), map_location="cpu", weights_only=True)
+# What every checkpoint written by train() holds.
+_CHECKPOINT_KEYS = (
+    "config",
+    "model",
+    "optimizer",
+    "scheduler",
+    "scaler",
+    "batch_generator",
+    "torch_rng",
+    "history",
+    "step",
+    "seconds",
+)
+
+
+def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
+    """Load a checkpoint written by :func:`train` (``weights_only=True``: safe).
+
+    Args:
+        path: the ``checkpoint.pt`` file, or the run directory holding it.
+        name: how error messages call ``path`` (:func:`train` says ``resume``).
+
+    Raises:
+        FileNotFoundError: if there is no such file.
+        ValueError: if the file is empty, truncated, not a torch file, or a
+            torch file that is not a checkpoint of :func:`train` (a bare
+            ``state_dict``, say); the message says what was found.
+    """
+    if not isinstance(path, (str, Path)):
+        raise TypeError(
+            f"{name} must be a path (str or pathlib.Path), got {type(path).__name__}"
+        )
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME  # a run directory
+    expected = f"the {CHECKPOINT_NAME} that rhn.train writes into its out directory"
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}: no checkpoint file at {str(path)!r}")
+    if path.stat().st_size == 0:
+        raise ValueError(
+            f"{name}: {str(path)!r} is empty (0 bytes); expected {expected}"
+        )
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # truncated zips, JSON, pickles of other objects, ...
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise ValueError(
+            f"{name}: {str(path)!r} is not a readable torch checkpoint "
+            f"({type(err).__name__}: {reason[:120]}); expected {expected}"
+        ) from err
+    missing = (
+        [k for k in _CHECKPOINT_KEYS if k not in state]
+        if isinstance(state, dict)
+        else list(_CHECKPOINT_KEYS)
+    )
+    if missing:
+        found = (
+            f"a dict with keys {sorted(map(str, state))[:6]}"
+            if isinstance(state, dict)
+            else f"a {type(state).__name__}"
+        )
+        raise ValueError(
+            f"{name}: {str(path)!r} is not a checkpoint of rhn.train: it holds "
+            f"{found}, without {missing}; expected {expected}"
+        )
+    return state
 
 
 def train(
@@ -367,17 +464,116 @@ def train(
         A :class:`TrainResult`. With ``config.out`` set, also writes
         ``out/metrics.json`` and ``out/checkpoint.pt``.
 
+    The caller's global state is left as it was: the number of torch
+    threads (``config.threads``) and the global random generator (seeded with
+    ``config.seed`` for the initial weights) are restored when the run ends.
+
+    ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
+    finite or more than :data:`DIVERGED_FACTOR` times the task's baseline
+    (the loss of the best constant prediction): a run can blow up while its
+    loss stays finite.
+
     Raises:
         FloatingPointError: if the training loss becomes NaN or infinite; the
-            message names the step.
+            message names the step. With ``config.out`` set,
+            ``metrics.json`` is written first, with ``"diverged": true``.
+        TrainingInterrupted: on SIGINT (Ctrl-C) or SIGTERM. The signal is
+            acted on between two steps: the checkpoint then written (with
+            ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
+            at once, without a checkpoint.
+        ValueError: if ``config.out`` is a file or cannot be written (checked
+            before the first step), or ``resume`` is not a checkpoint of
+            this config.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    run = _Run(config)
-    if resume is not None:
-        run.restore(resume)
-    run.fit(callback)
-    return run.finish()
+    if config.out is not None:
+        _cli.writable_dir("out", config.out)  # before any work, not after it
+    with _caller_state_kept():
+        run = _Run(config)
+        if resume is not None:
+            run.restore(resume)
+        run.fit(callback)
+        if run.signal is not None:
+            raise run.interrupted()
+        return run.finish()
+
+
+DIVERGED_FACTOR = 10.0
+"""A run whose final held-out loss exceeds this many baselines has diverged."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """:func:`train` was stopped by SIGINT or SIGTERM between two steps.
+
+    A ``KeyboardInterrupt``, so that code catching ``Exception`` lets it
+    through as it would a plain Ctrl-C.
+
+    Attributes:
+        signum: the signal number (``signal.SIGINT`` or ``signal.SIGTERM``).
+        step: the last step completed.
+        checkpoint: the checkpoint written on the way out (``None`` when the
+            config has no ``out``).
+        exit_code: the conventional exit status, ``128 + signum`` (130 for
+            SIGINT, 143 for SIGTERM).
+    """
+
+    def __init__(self, signum: int, step: int, checkpoint: Path | None) -> None:
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.exit_code = 128 + signum
+        where = (
+            f"checkpoint written to {checkpoint}"
+            if checkpoint is not None
+            else "no checkpoint written (config.out is None)"
+        )
+        name = signal.Signals(signum).name
+        super().__init__(f"training interrupted by {name} after step {step}; {where}")
+
+
+@contextlib.contextmanager
+def _caller_state_kept() -> Iterator[None]:
+    """Restore torch's thread count and global random state on the way out."""
+    threads = torch.get_num_threads()
+    rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        torch.set_rng_state(rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[list[int]]:
+    """Turn SIGINT and SIGTERM into a note that the loop reads between steps.
+
+    Stopping between two steps keeps the model, the optimiser and the data
+    generator consistent, so the checkpoint written then resumes exactly. A
+    second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step.
+    Signal handlers can only be set in the main thread; elsewhere nothing
+    changes.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        if received and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        received.append(signum)
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, note)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 class _Run:
@@ -426,12 +622,20 @@ class _Run:
         }
         self.step = 0
         self.seconds = 0.0
+        self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
 
     def _setup_precision(self) -> None:
-        """Mixed precision on CUDA: bfloat16 where supported, else float16 + scaler."""
-        self.use_amp = self.config.amp and self.device.type == "cuda"
+        """Mixed precision: bfloat16 autocast (float16 + scaler on old GPUs).
+
+        ``amp=None`` uses it on CUDA only; ``amp=True`` also on the CPU, where
+        it is slower but runs the same code path (so CI tests it).
+        """
+        amp, kind = self.config.amp, self.device.type
+        self.use_amp = (amp is None and kind == "cuda") or (
+            amp is True and kind in ("cuda", "cpu")
+        )
         self.amp_dtype = torch.bfloat16
-        if self.use_amp and not torch.cuda.is_bf16_supported():
+        if self.use_amp and kind == "cuda" and not torch.cuda.is_bf16_supported():
             self.amp_dtype = torch.float16
         self.scaler = torch.amp.GradScaler(
             "cuda", enabled=self.use_amp and self.amp_dtype == torch.float16
@@ -439,13 +643,13 @@ class _Run:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward pass runs in (autocast, or nothing)."""
-        if self.use_amp:
-            return torch.autocast("cuda", dtype=self.amp_dtype)
+        if self.use_amp:  # the device's own autocast (tests use the CPU's)
+            return torch.autocast(self.device.type, dtype=self.amp_dtype)
         return contextlib.nullcontext()
 
     def restore(self, path: str | Path) -> None:
         """Continue from the checkpoint at ``path`` (same config required)."""
-        state = load_checkpoint(path)
+        state = load_checkpoint(path, name="resume")
         _check_resume(self.config, state["config"])
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -556,43 +760,70 @@ class _Run:
         tmp.replace(out / CHECKPOINT_NAME)  # never leave a half-written checkpoint
 
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
-        """Step until ``config.steps``, an early stop, or the callback says stop."""
-        config = self.config
+        """Step until ``config.steps``, an early stop, the callback, or a signal.
+
+        A SIGINT or SIGTERM ends the loop after the current step and leaves
+        its number in ``self.signal`` (see :func:`_signals_deferred`).
+        """
         bar = self._progress_bar()
         self.model.train()
-        stopped = False
-        start = time.perf_counter() - self.seconds
         try:
-            while self.step < config.steps and not stopped:
-                loss_value = self.train_step()
-                event: dict[str, Any] = {
-                    "step": self.step,
-                    "train_loss": loss_value,
-                    "lr": self.optimizer.param_groups[0]["lr"],
-                }
-                if self.step % config.eval_every == 0 or self.step == config.steps:
-                    scores = self.evaluate()
-                    event.update(scores)
-                    stopped = (
-                        config.stop_loss is not None
-                        and scores["test_loss"] < config.stop_loss
-                    ) or self.out_of_patience()
-                self.seconds = time.perf_counter() - start
-                if bar is not None:
-                    self._show_progress(bar, event)
-                if callback is not None:
-                    event.update(model=self.model, history=self.history)
-                    if callback(event):
-                        stopped = True
-                if (
-                    config.out is not None
-                    and config.checkpoint_every
-                    and self.step % config.checkpoint_every == 0
-                ):
-                    self.save_checkpoint()
+            with _signals_deferred() as signals:
+                self._loop(callback, bar, signals)
+        except FloatingPointError as err:
+            self._write_metrics(self.metrics(diverged=True, error=str(err)))
+            raise
         finally:
             if bar is not None:
                 bar.close()
+        if signals:
+            self.signal = signals[0]
+
+    def _loop(
+        self,
+        callback: Callable[[dict[str, Any]], bool | None] | None,
+        bar: Any,
+        signals: list[int],
+    ) -> None:
+        """The loop proper: step, evaluate, report, checkpoint; stop when told."""
+        config = self.config
+        stopped = False
+        start = time.perf_counter() - self.seconds
+        while self.step < config.steps and not stopped and not signals:
+            loss_value = self.train_step()
+            event: dict[str, Any] = {
+                "step": self.step,
+                "train_loss": loss_value,
+                "lr": self.optimizer.param_groups[0]["lr"],
+            }
+            if self.step % config.eval_every == 0 or self.step == config.steps:
+                scores = self.evaluate()
+                event.update(scores)
+                stopped = (
+                    config.stop_loss is not None
+                    and scores["test_loss"] < config.stop_loss
+                ) or self.out_of_patience()
+            self.seconds = time.perf_counter() - start
+            if bar is not None:
+                self._show_progress(bar, event)
+            if callback is not None:
+                event.update(model=self.model, history=self.history)
+                if callback(event):
+                    stopped = True
+            if (
+                config.out is not None
+                and config.checkpoint_every
+                and self.step % config.checkpoint_every == 0
+            ):
+                self.save_checkpoint()
+
+    def interrupted(self) -> TrainingInterrupted:
+        """Checkpoint the run stopped by a signal; the exception to raise."""
+        checkpoint = None
+        if self.config.out is not None:
+            self.save_checkpoint()
+            checkpoint = Path(self.config.out) / CHECKPOINT_NAME
+        return TrainingInterrupted(self.signal, self.step, checkpoint)
 
     def _progress_bar(self) -> Any:
         """A ``tqdm`` bar starting at the current step, or ``None``."""
@@ -616,14 +847,23 @@ class _Run:
                 postfix["test"] = f"{self.history['test_loss'][-1]:.4f}"
             bar.set_postfix(postfix, refresh=False)
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:
         """The summary of the run as it stands (written to ``metrics.json``)."""
         history = self.history
+        test_loss = history["test_loss"][-1] if history["test_loss"] else None
+        baseline = self.task.baseline(self.config.seq_len)
+        diverged = diverged or (
+            test_loss is not None
+            and not (
+                math.isfinite(test_loss) and test_loss <= DIVERGED_FACTOR * baseline
+            )
+        )
         metrics: dict[str, Any] = {
             "task": self.task.name,
             "model": self.config.model,
-            "test_loss": history["test_loss"][-1],
-            "baseline": self.task.baseline(self.config.seq_len),
+            "test_loss": test_loss,
+            "baseline": baseline,
+            "diverged": diverged,
             "steps": self.step,
             "seconds": self.seconds,
             "device": _device_name(self.device),
@@ -632,12 +872,20 @@ class _Run:
         }
         if "test_accuracy" in history:
             metrics["test_accuracy"] = history["test_accuracy"][-1]
+        if error is not None:
+            metrics["error"] = error
         return metrics
+
+    def _write_metrics(self, metrics: dict[str, Any]) -> None:
+        """Write ``out/metrics.json``: the metrics, the config and the history."""
+        if self.config.out is None:
+            return
+        record = {**metrics, "config": self.config.to_dict(), "history": self.history}
+        (Path(self.config.out) / METRICS_NAME).write_text(json.dumps(record, indent=1))
 
     def finish(self) -> TrainResult:
         """Evaluate if the last step was not, write checkpoint and metrics, return."""
-        history = self.history
-        if not history["eval_step"] or history["eval_step"][-1] != self.step:
+        if not self.history["eval_step"] or self.history["eval_step"][-1] != self.step:
             self.evaluate()  # stopped early between evaluations
         self.model.eval()
         if self.best is not None:  # early stopping: back to the best weights
@@ -645,11 +893,8 @@ class _Run:
         metrics = {**self.metrics(), **self.held_out_metrics()}
         if self.config.out is not None:
             self.save_checkpoint()
-            record = {**metrics, "config": self.config.to_dict(), "history": history}
-            (Path(self.config.out) / METRICS_NAME).write_text(
-                json.dumps(record, indent=1)
-            )
-        return TrainResult(model=self.model, history=history, metrics=metrics)
+            self._write_metrics(metrics)
+        return TrainResult(model=self.model, history=self.history, metrics=metrics)
 
 
 # Fields a resumed run may change: they do not alter the numbers it computes.

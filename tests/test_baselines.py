@@ -112,3 +112,20 @@ def test_lstm_forget_bias_none_is_torchs_init_and_errors():
         rhn.LSTM(2, 6, forget_bias=float("nan"))
     # a budget-matched LSTM (built on the meta device) accepts the keyword too
     assert rhn.matched_hidden_size("lstm", 2, 5000, forget_bias=1.0) > 0
+
+
+def test_forget_bias_from_the_config_and_the_command_line():
+    from rhn.__main__ import train_parser
+    from rhn.train import TrainConfig, make_model
+
+    core = make_model(TrainConfig(model="lstm", forget_bias=1.0, device="cpu")).core
+    H = core.hidden_size
+    bias = core.rnn.bias_ih_l0 + core.rnn.bias_hh_l0
+    assert torch.equal(bias[H : 2 * H], torch.ones(H))
+    # other models ignore it
+    make_model(TrainConfig(model="gru", forget_bias=1.0, device="cpu"))
+    assert TrainConfig().forget_bias is None
+    with pytest.raises(TypeError, match="forget_bias"):
+        TrainConfig(forget_bias="one")
+    args = train_parser().parse_args(["--forget-bias", "1"])
+    assert args.forget_bias == 1.0

@@ -1,8 +1,11 @@
-"""Formulas derived in chapters 2 and 3, each checked a second way in float64.
+"""Formulas derived in chapters 2, 3 and 4, each checked a second way in float64.
 
 Chapter 2 (ch-shapes): the stacked tanh recurrence and the parameter counts.
 Chapter 3 (ch-bptt): the temporal Jacobian, the BPTT product and recursion,
-the weight gradient, the norm bound and the spectral-radius inequalities.
+the weight gradient, the norm bound, the spectral-radius inequalities and the
+one-step factor of an orthogonal RNN.
+Chapter 4 (ch-gershgorin): the disc reach as the infinity norm bounding one
+step, transient growth with every eigenvalue inside, the mean disc radius.
 The references are PyTorch itself, autograd and finite differences; nothing
 here uses the chapter's code.
 """
@@ -210,3 +213,94 @@ def test_scaled_orthogonal_has_equal_radius_and_norm():
         torch.testing.assert_close(
             torch.linalg.svdvals(torch.diag(d) @ R), g * d.sort(descending=True).values
         )
+
+
+def test_orthogonal_step_multiplies_the_gradient_by_g_times_an_rms_of_fprime():
+    """Eq. (eq-bptt-orthogonal-step): one step back with R = g Q, against autograd."""
+    torch.manual_seed(5)
+    H = 12
+    Q, _ = torch.linalg.qr(torch.randn(H, H, dtype=DT))
+    for g in (0.5, 1.0, 2.0):
+        model = rhn.RNN(3, H, dtype=DT)
+        with torch.no_grad():
+            model.rnn.weight_hh_l0.copy_(g * Q)
+        x_t = torch.randn(3, dtype=DT)
+        s_prev = torch.randn(H, dtype=DT).tanh().requires_grad_(True)
+        s_t = model(x_t.reshape(1, 1, 3), s_prev.reshape(1, 1, H))[0].reshape(H)
+        u = torch.randn(H, dtype=DT)  # the gradient arriving at s^[t]
+        (back,) = torch.autograd.grad(s_t @ u, s_prev)  # J^T u
+        fp = _fprime(model, x_t, s_prev.detach())
+        factor = g * ((fp**2 * u**2).sum() / (u**2).sum()).sqrt()
+        torch.testing.assert_close(back.norm() / u.norm(), factor)
+        J = _jacobian(model, x_t, s_prev.detach())
+        torch.testing.assert_close(torch.linalg.matrix_norm(J, ord=2), g * fp.max())
+
+
+def test_disc_reach_is_the_infinity_norm_and_bounds_one_step():
+    """Ch. 4, eq. (eq-gersh-one-step): ||J^T u||_1 <= ||J||_inf ||u||_1 and
+    ||J v||_inf <= ||J||_inf ||v||_inf for the Jacobian of a tanh RNN step, with
+    J^T u and J v from autograd (vjp and jvp), and ||J||_inf <= ||R||_inf."""
+    from rhn import analysis
+
+    torch.manual_seed(6)
+    H = 10
+    for gain in (0.1, 1.0, 3.0):
+        model = _tanh_rnn(H, gain=gain)
+        x_t = torch.randn(3, dtype=DT)
+        s_prev = torch.randn(H, dtype=DT).tanh()
+        cell = torch.nn.RNNCell(3, H, dtype=DT)
+        cell.load_state_dict({k[:-3]: v for k, v in model.rnn.state_dict().items()})
+        step = lambda s, cell=cell, x_t=x_t: cell(x_t, s)  # noqa: E731
+        centres, radii = analysis.gershgorin_discs(
+            analysis.rnn_temporal_jacobian(model, x_t, s_prev)
+        )
+        reach = (centres.abs() + radii).max()
+        J_auto = torch.autograd.functional.jacobian(step, s_prev)
+        torch.testing.assert_close(
+            reach, torch.linalg.matrix_norm(J_auto, ord=float("inf"))
+        )
+        R_inf = torch.linalg.matrix_norm(model.rnn.weight_hh_l0, ord=float("inf"))
+        assert reach <= R_inf * (1 + 1e-12)
+        for _ in range(20):
+            u, v = torch.randn(H, dtype=DT), torch.randn(H, dtype=DT)
+            _, back = torch.autograd.functional.vjp(step, s_prev, u)  # J^T u
+            _, fwd = torch.autograd.functional.jvp(step, s_prev, v)  # J v
+            assert back.abs().sum() <= reach * u.abs().sum() * (1 + 1e-12)
+            assert fwd.abs().max() <= reach * v.abs().max() * (1 + 1e-12)
+        # attained by the unit vector of the row with the largest absolute sum
+        e = torch.zeros(H, dtype=DT)
+        e[J_auto.abs().sum(1).argmax()] = 1.0
+        _, back = torch.autograd.functional.vjp(step, s_prev, e)
+        torch.testing.assert_close(back.abs().sum(), reach)
+
+
+def test_transient_growth_with_every_eigenvalue_inside():
+    """Ch. 4: (J^T)^n (1, 0) = (0.95^n, n 0.95^(n-1)) for J = [[0.95, 1], [0, 0.95]],
+    which grows for 19 steps although rho(J) = 0.95; and two Jacobians with
+    rho = 0.5 each whose product has rho = (4.5 + sqrt(20)) / 2."""
+    J = torch.tensor([[0.95, 1.0], [0.0, 0.95]], dtype=DT)
+    assert torch.linalg.eigvals(J).abs().max().item() == pytest.approx(0.95)
+    u = torch.tensor([1.0, 0.0], dtype=DT)
+    norms = [1.0]
+    for n in range(1, 201):
+        u = J.T @ u
+        torch.testing.assert_close(
+            u, torch.tensor([0.95**n, n * 0.95 ** (n - 1)], dtype=DT)
+        )
+        norms.append(u.abs().sum().item())
+    growing = [b > a for a, b in zip(norms, norms[1:], strict=False)]
+    assert all(growing[:19]) and not any(growing[19:])
+    assert max(norms) > 7.5 and norms[-1] < 1e-2
+    J_a = torch.tensor([[0.5, 2.0], [0.0, 0.5]], dtype=DT)
+    rho_ab = torch.linalg.eigvals(J_a @ J_a.T).abs().max()
+    torch.testing.assert_close(rho_ab, torch.tensor((4.5 + 20**0.5) / 2, dtype=DT))
+
+
+def test_mean_gershgorin_radius_of_a_gaussian_matrix():
+    """Ch. 4, exercise 2: E r_i = (n - 1) g sqrt(2 / (pi n)), entries N(0, g^2 / n)."""
+    gen = torch.Generator().manual_seed(7)
+    n, g = 32, 0.7
+    R = g / n**0.5 * torch.randn(2000, n, n, generator=gen, dtype=DT)
+    radii = R.abs().sum(-1) - torch.diagonal(R, dim1=-2, dim2=-1).abs()
+    expected = (n - 1) * g * (2 / (torch.pi * n)) ** 0.5
+    assert abs(radii.mean().item() / expected - 1) < 0.005

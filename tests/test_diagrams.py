@@ -1,13 +1,97 @@
-"""The diagrams drawn by code: parts present, bad arguments rejected."""
+"""rhn.diagrams: the unrolled graphs and their longest paths, the drawings, bad
+arguments rejected."""
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
-
 import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
 
 from rhn import diagrams  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _all_path_lengths(edges, source, target):
+    """Node counts of every path from source to target, by exhaustive search."""
+    succ = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    lengths, stack = [], [(source, 1)]
+    while stack:
+        node, length = stack.pop()
+        if node == target:
+            lengths.append(length)
+        for nxt in succ.get(node, []):
+            stack.append((nxt, length + 1))
+    return lengths
+
+
+@pytest.mark.parametrize("layers, steps", [(1, 1), (1, 6), (3, 1), (3, 4), (4, 5)])
+def test_graph_sizes(layers, steps):
+    for kind, n_edges in (
+        ("stacked", steps * (layers - 1) + layers * (steps - 1)),
+        ("deep", steps * (layers - 1) + (steps - 1)),
+    ):
+        nodes, edges = diagrams.credit_assignment_graph(kind, layers, steps)
+        assert len(nodes) == len(set(nodes)) == layers * steps
+        assert len(edges) == len(set(edges)) == n_edges
+        assert all(a in nodes and b in nodes for a, b in edges)
+
+
+@pytest.mark.parametrize("layers, steps", [(1, 1), (1, 7), (2, 3), (3, 4), (4, 5)])
+def test_longest_paths_match_the_formulas_and_exhaustive_search(layers, steps):
+    source, target = (0, 0), (layers - 1, steps - 1)
+    for kind, expected in (("stacked", layers + steps - 1), ("deep", layers * steps)):
+        nodes, edges = diagrams.credit_assignment_graph(kind, layers, steps)
+        path = diagrams.longest_path(nodes, edges, source, target)
+        assert path[0] == source and path[-1] == target
+        assert all(e in set(edges) for e in zip(path, path[1:], strict=False))
+        assert len(path) == expected == max(_all_path_lengths(edges, source, target))
+    # stacking: every path from x^[1] to the top of step T has the same length
+    _, edges = diagrams.credit_assignment_graph("stacked", layers, steps)
+    assert set(_all_path_lengths(edges, source, target)) == {layers + steps - 1}
+
+
+def test_longest_path_picks_the_longer_branch():
+    nodes = ["a", "b", "c", "d"]
+    edges = [("a", "d"), ("a", "b"), ("b", "c"), ("c", "d")]
+    assert diagrams.longest_path(nodes, edges, "a", "d") == ["a", "b", "c", "d"]
+
+
+def test_drawing_highlights_the_longest_paths():
+    _, ax = plt.subplots()
+    out = diagrams.stacking_vs_deep_transition(layers=3, steps=4, ax=ax)
+    assert out is ax
+    by_label = {c.get_label(): c for c in ax.collections}
+    assert len(by_label["longest path (stacked)"].get_offsets()) == 3 + 4 - 1
+    assert len(by_label["longest path (deep)"].get_offsets()) == 3 * 4
+    texts = " ".join(t.get_text() for t in ax.texts)
+    assert "= 6" in texts and "= 12" in texts
+    assert isinstance(diagrams.stacking_vs_deep_transition(), matplotlib.axes.Axes)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="kind"):
+        diagrams.credit_assignment_graph("wide", 2, 3)
+    with pytest.raises(ValueError, match="layers"):
+        diagrams.credit_assignment_graph("deep", 0, 3)
+    with pytest.raises(TypeError, match="steps"):
+        diagrams.stacking_vs_deep_transition(steps=2.5)
+    nodes, edges = diagrams.credit_assignment_graph("deep", 2, 2)
+    with pytest.raises(ValueError, match="target"):
+        diagrams.longest_path(nodes, edges, (0, 0), (5, 5))
+    with pytest.raises(ValueError, match="not reachable"):
+        diagrams.longest_path(nodes, edges, (1, 1), (0, 0))
+    with pytest.raises(ValueError, match="cycle"):
+        diagrams.longest_path([1, 2], [(1, 2), (2, 1)], 1, 2)
+
+
+# --- the RHN cell ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("depth", [1, 3, 8])

@@ -198,3 +198,21 @@ def test_cli_sweep_needs_out_and_seeds(tmp_path, capsys):
     assert "--seeds is required" in capsys.readouterr().err
     assert main(["sweep", "--seeds", "0,x", "--out", str(tmp_path / "x.json")]) == 2
     assert "comma-separated" in capsys.readouterr().err
+
+
+def test_forget_bias_is_swept_for_the_lstm_only(tmp_path):
+    out = tmp_path / "fb.json"
+    argv = [
+        "sweep", "--seq-len", "6", "--hidden-size", "8", "--steps", "2",
+        "--eval-every", "2", "--eval-samples", "16", "--batch-size", "8",
+        "--device", "cpu", "--no-progress", "--grid", "model=lstm,rnn",
+        "--grid", "forget_bias=none,1", "--seeds", "0", "--out", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    record = load_sweep(out)
+    assert [r["setting"] for r in record["runs"]] == [
+        {"model": "lstm", "forget_bias": None},
+        {"model": "lstm", "forget_bias": 1.0},
+        {"model": "rnn"},
+    ]
+    assert record["call"]["grid"]["forget_bias"] == [None, 1.0]

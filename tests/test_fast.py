@@ -389,22 +389,38 @@ def test_reference_layer_is_the_loop():
     torch.testing.assert_close(final, want_final[0], **TOL[torch.float64])
 
 
-@pytest.mark.parametrize("state_dropout", [0.0, 0.5])
-def test_empty_batch_gives_empty_outputs_and_zero_gradients(state_dropout):
-    loop, quick = pair(
-        input_size=3,
-        hidden_size=4,
-        depth=2,
-        num_layers=2,
-        state_dropout=state_dropout,
-    )
-    x = torch.randn(6, 0, 3, dtype=torch.float64, requires_grad=True)
-    want = outputs_and_grads(loop, x, None)
-    got = outputs_and_grads(quick, x, None)
-    assert got[0].shape == (6, 0, 4) and got[1].shape == (2, 0, 4)
-    for a, b in zip(got, want, strict=True):
-        assert a.shape == b.shape
-        torch.testing.assert_close(a, b)
-    assert all((g == 0).all() for g in got[3:])  # zero parameter gradients
-    with torch.no_grad():
-        assert quick(x)[0].shape == (6, 0, 4)
+@pytest.mark.parametrize("impl", ["loop", "fast"])
+def test_empty_batch_is_refused_the_same_way_by_every_path(impl):
+    # one behaviour for the whole package (rhn._checks.nonempty_batch): a
+    # batch of zero sequences is a clear error, never silent empty results
+    model = rhn.RHN(3, 4, depth=2, num_layers=2, impl=impl)
+    with pytest.raises(ValueError, match="batch size 0"):
+        model(torch.randn(6, 0, 3))
+
+
+def test_bench_gpu_variants_logic():
+    # what can be checked without a GPU: names, defaults, ratios, errors
+    import importlib.util
+
+    import rhn.bench as bench
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert bench.default_models(cpu) == bench.MODELS
+    on_cuda = bench.default_models(cuda)
+    assert {"rhn-loop", "rhn-fast", "rhn-graphed", "lstm-matched"} <= set(on_cuda)
+    has_triton = importlib.util.find_spec("triton") is not None
+    assert ("rhn-triton" in on_cuda) == has_triton
+    graphed = bench.build("rhn-graphed", 2, 3, 2, cpu)
+    assert graphed.impl == "auto"
+    if has_triton:
+        assert bench.build("rhn-triton", 2, 3, 2, cpu).impl == "triton"
+    with pytest.raises(ValueError, match=r"rhn-graphed.*CUDA only"):
+        bench.run((1,), steps=2, repeats=1, models=("rhn-graphed",))
+    with pytest.raises(RuntimeError, match="CUDA"):
+        bench._step_fn("rhn-graphed", graphed, torch.randn(2, 1, 2))()
+    median = {"rhn-loop": 12.0, "rhn-fast": 4.0, "rhn-triton": 2.0}
+    median |= {"rhn-graphed": 1.0, "lstm-matched": 0.5}
+    ratios = bench._ratios(median)
+    assert ratios["loop/fast"] == 3.0 and ratios["loop/graphed"] == 12.0
+    assert ratios["fast/triton"] == 2.0 and ratios["graphed/lstm-matched"] == 2.0
+    assert ratios["triton/lstm-matched"] == 4.0

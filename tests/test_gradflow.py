@@ -345,3 +345,49 @@ def test_plot_gradient_norms():
         plot_gradient_norms({"a": torch.ones(2, 2)})
     with pytest.raises(TypeError, match="non-empty dict"):
         plot_gradient_norms({})
+
+
+@pytest.mark.parametrize("name", ["rhn", "dtrnn"])
+def test_micro_layer_norms_end_of_step_column_is_gradient_norms(name):
+    from rhn.gradflow import _micro_states, micro_layer_gradient_norms
+
+    torch.manual_seed(4)
+    model = rhn.build_model(name, 2, 7, depth=3).double()
+    x = torch.randn(9, 5, 2, dtype=torch.float64)
+    heat = micro_layer_gradient_norms(model, x)
+    assert heat.shape == (9, 3)
+    lags = rhn.gradflow.gradient_norms(model, x)  # lag k: state after step T-2-k
+    torch.testing.assert_close(heat[:-1, -1], lags[:-1].flip(0), rtol=1e-12, atol=0)
+    # the output of the last step: d/dy <v, y> = v, a unit vector
+    torch.testing.assert_close(heat[-1, -1], torch.tensor(1.0, dtype=torch.float64))
+    # the micro-layer states end where the cell's own step ends
+    cell = model.cells[0]
+    s = torch.randn(5, 7, dtype=torch.float64)
+    x_proj = x[0] @ cell.weight_ih.T
+    torch.testing.assert_close(_micro_states(cell, x_proj, s)[-1], cell.step(x_proj, s))
+
+
+def test_micro_layer_norms_inside_a_step_match_jacobian_products():
+    from rhn.gradflow import micro_layer_gradient_norms, projection
+
+    torch.manual_seed(5)
+    model = rhn.DTRNN(2, 6, depth=4).double()
+    x = torch.randn(3, 1, 2, dtype=torch.float64)  # one sequence
+    heat = micro_layer_gradient_norms(model, x)
+    cell = model.cells[0]
+    with torch.no_grad():
+        s = model(x[:-1])[1][0, 0]  # state entering the last step
+    Js = rhn.analysis.dtrnn_micro_layer_jacobians(cell, x[-1, 0], s)
+    g = projection(6, dtype=torch.float64)  # dL/ds_{D-1} of the last step
+    for k in range(3, -1, -1):
+        torch.testing.assert_close(heat[-1, k], g.norm(), rtol=1e-12, atol=0)
+        g = Js[k].T @ g  # back through micro-layer k
+
+
+def test_micro_layer_norms_reject_other_models():
+    from rhn.gradflow import micro_layer_gradient_norms
+
+    with pytest.raises(TypeError, match="RHN or rhn.DTRNN"):
+        micro_layer_gradient_norms(rhn.GRU(2, 4), torch.randn(3, 1, 2))
+    with pytest.raises(ValueError, match="num_layers"):
+        micro_layer_gradient_norms(rhn.RHN(2, 4, 2, num_layers=2), torch.randn(3, 1, 2))

@@ -62,6 +62,26 @@ def test_bad_values_name_the_argument(call, error, match):
         call()
 
 
+def test_values_set_from_python_are_checked():
+    fig = widgets.rhn_jacobian_widget()
+    good = {"transform_bias": 0.3, "scale": 2.0, "depth": 4, "coupled": False}
+    fig.values = good
+    assert fig.values == good
+    bad = [
+        ({**good, "coupled": "no"}, ValueError, "coupled"),
+        ({**good, "coupled": 0}, ValueError, "coupled"),
+        ({**good, "depth": 2.5}, TypeError, "depth"),
+        ({**good, "depth": 6}, ValueError, "depth"),
+        ({**good, "transform_bias": 11.0}, ValueError, "transform_bias"),
+        ({**good, "scale": "1"}, TypeError, "scale"),
+        ({"transform_bias": 0.0}, ValueError, "values"),
+    ]
+    for values, error, match in bad:
+        with pytest.raises(error, match=match):
+            fig.values = values
+    assert fig.values == good  # a refused setting leaves the figure as it was
+
+
 # --- the numbers sent to the browser are exactly the model's -----------------
 
 

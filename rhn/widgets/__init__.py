@@ -10,17 +10,17 @@ the widget state saved in the page.
 
 Where each part lives (one hop from here):
 
-- :mod:`rhn.widgets.models`: the models, the numbers sent to the browser,
+- ``rhn.widgets.models``: the models, the numbers sent to the browser,
   and the Python reference numbers (:func:`example_rnn_jacobian`,
   :func:`example_rhn_jacobian`, :func:`gradient_flow_curves`);
-- :mod:`rhn.widgets.interactive`: the widgets (:func:`rnn_discs_widget`,
+- ``rhn.widgets.interactive``: the widgets (:func:`rnn_discs_widget`,
   chapter 4; :func:`rhn_jacobian_widget`, chapter 7;
   :func:`gradient_flow_widget`, chapter 8);
-- :mod:`rhn.widgets.figures`: the same figures drawn by matplotlib, the PNG
+- ``rhn.widgets.figures``: the same figures drawn by matplotlib, the PNG
   that front ends without widgets (PDF, nbconvert) show;
 - ``rhn/widgets/js/``: the browser side (``numerics.js``: the mathematics;
   ``draw.js``: the drawing shared by the three figures; ``controls.js``;
-  ``index.js``), bundled by :mod:`rhn.widgets.build` into
+  ``index.js``), bundled by ``rhn.widgets.build`` into
   ``rhn/widgets/static/widget.js``.
 
 This subpackage needs ``anywidget`` (``pip install "rhn[widgets]"``); the rest

@@ -94,6 +94,11 @@ class InteractiveFigure(anywidget.AnyWidget):
         super().__init__(_esm=_bundle_source(), data=data, values=values)
         self.add_class(DOM_CLASS)
 
+    @traitlets.validate("values")
+    def _check_values(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        # the browser trusts these: a string "no" would be a true carry gate
+        return _check_setting(self.data.get("controls", []), proposal["value"])
+
     def png(self) -> bytes:
         """The figure at the current setting, drawn by matplotlib, as PNG."""
         return figures.render_png(self._draw, dict(self.values), figsize=self._figsize)
@@ -221,6 +226,37 @@ def gradient_flow_widget(
         ylim=(lo, hi),
     )
     return InteractiveFigure(data, {"transform_bias": -2.0}, draw, figsize=(6.4, 4.0))
+
+
+def _check_setting(controls: list[dict[str, Any]], values: object) -> dict[str, Any]:
+    """``values`` if it sets every control to a value it can take; raise otherwise."""
+    if not isinstance(values, dict):
+        raise TypeError(f"values must be a dict, got {type(values).__name__}")
+    names = [c["name"] for c in controls]
+    if sorted(values) != sorted(names):
+        raise ValueError(f"values must set exactly {names}, got {sorted(values)}")
+    out = {}
+    for c in controls:
+        name, value = c["name"], values[c["name"]]
+        if c["type"] == "toggle":
+            options = [o["value"] for o in c["options"]]
+            # True == 1 in Python: compare types too, so 1 is not a carry gate
+            if not any(type(value) is type(o) and value == o for o in options):
+                raise ValueError(f"{name} must be one of {options}, got {value!r}")
+        elif c["integer"]:
+            value = _checks.positive_int(name, value, minimum=c["min"])
+            if value > c["max"]:
+                raise ValueError(
+                    f"{name} must be an int in [{c['min']}, {c['max']}], got {value}"
+                )
+        else:
+            value = _checks.real(name, value)
+            if not c["min"] <= value <= c["max"]:
+                raise ValueError(
+                    f"{name} must be in [{c['min']}, {c['max']}], got {value}"
+                )
+        out[name] = value
+    return out
 
 
 def _positive(name: str, value: object) -> float:

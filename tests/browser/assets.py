@@ -1,10 +1,12 @@
 """Local copies of the scripts that the built book loads from CDNs.
 
-The book's pages load MathJax (from the theme), require.js and the
-``@jupyter-widgets/html-manager`` bundle (from myst-nb, on pages with widgets)
-from public CDNs. The test machine has no route to them, so the browser tests
-answer those requests with the files of the npm packages pinned in
-``package.json`` (installed by ``npm ci`` into ``node_modules``).
+The book's pages load one script from a public CDN: MathJax (from the theme).
+The scripts of the widgets (require.js, the widget manager, anywidget's
+module) are the site's own (``_ext/widget_scripts.py``), so no rule here
+serves them: a page that asked a CDN for them would fail the tests. The test
+machine has no route to the CDN, so the browser tests answer MathJax requests
+with the files of the npm package pinned in ``package.json`` (installed by
+``npm ci`` into ``node_modules``).
 :func:`local_file` maps a URL to its local file, or says why it cannot.
 """
 
@@ -23,22 +25,6 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (
         re.compile(r"^https://[^/]+/(?:npm/)?mathjax@(?P<version>[^/]+)/(?P<path>.+)$"),
         "mathjax",
-        "",
-    ),
-    (
-        re.compile(
-            r"^https://[^/]+/(?:npm/)?@jupyter-widgets/html-manager@(?P<version>[^/]+)"
-            r"/dist/(?P<path>.+)$"
-        ),
-        "@jupyter-widgets/html-manager",
-        "dist",
-    ),
-    (
-        re.compile(
-            r"^https://[^/]+/(?:ajax/libs/require\.js/(?P<version>[^/]+)/"
-            r"|(?:npm/)?requirejs@(?P<version2>[^/]+)/)(?P<path>require(?:\.min)?\.js)$"
-        ),
-        "requirejs",
         "",
     ),
 ]
@@ -93,8 +79,6 @@ def local_file(url: str) -> Path | None:
                 f"{installed}: update package.json"
             )
         path = groups["path"]
-        if package == "requirejs":
-            path = "require.js"  # the npm package ships the unminified file only
         target = NODE_MODULES / package / folder / path
         if not target.is_file():
             raise LookupError(f"{url}: no file {target}")

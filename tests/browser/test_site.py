@@ -21,13 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .assets import CONTENT_TYPES, local_file
-from .server import serve
+from .assets import local_file
 
 if not os.environ.get("RHN_BROWSER_TESTS"):
     pytest.skip(
@@ -35,14 +33,12 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
         allow_module_level=True,
     )
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("RHN_SITE", ROOT / "_build" / "html")).resolve()
+from .common import OUT, SITE, Visit  # noqa: E402
+
 EXECUTED = SITE.parent / "jupyter_execute"  # notebooks with outputs, from the build
-OUT = ROOT / "test-output" / "browser"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MAX_PAGE_BYTES = 5 * 1024 * 1024
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -94,87 +90,6 @@ def _count_outputs(nb: dict | None) -> tuple[int, int]:
     return figures, interactive
 
 
-@pytest.fixture(scope="session")
-def base_url() -> Iterator[str]:
-    with serve(SITE) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: `apt-get install chromium` (make browser)")
-    OUT.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-quic",
-                "--disable-sync",
-            ],
-        )
-        yield b
-        b.close()
-
-
-class _Visit:
-    """One page, with its uncaught errors and the requests that left the site."""
-
-    def __init__(self, browser: Browser, base_url: str, page_path: str) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page: Page = self.context.new_page()
-        self.errors: list[str] = []
-        self.blocked: list[str] = []
-        self.base_url = base_url
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.route("**/*", self._route)
-        url = base_url + page_path
-        self.redirect = 'http-equiv="refresh"' in (SITE / page_path).read_text().lower()
-        self.page.goto(url, wait_until="load")
-        if self.redirect:
-            # the root index.html only redirects to the book's first page
-            self.page.wait_for_url(lambda now: now != url, timeout=10000)
-            self.page.wait_for_load_state("load")
-
-    def _route(self, route) -> None:  # noqa: ANN001 - playwright's Route
-        url = route.request.url
-        if url.startswith(self.base_url) or url.startswith("data:"):
-            route.continue_()
-            return
-        try:
-            path = local_file(url)
-        except LookupError as err:
-            self.blocked.append(str(err))
-            route.abort()
-            return
-        if path is None:
-            self.blocked.append(url)
-            route.abort()
-            return
-        route.fulfill(
-            path=path,
-            headers={
-                "Access-Control-Allow-Origin": "*",
-                "Content-Type": CONTENT_TYPES.get(path.suffix, "text/plain"),
-            },
-        )
-
-    def close(self) -> None:
-        self.context.close()
-
-
-@pytest.fixture
-def visit(browser: Browser, base_url: str, request) -> Iterator[_Visit]:  # noqa: ANN001
-    v = _Visit(browser, base_url, request.param)
-    yield v
-    v.close()
-
-
 def _shot_name(page_path: str, suffix: str = "") -> Path:
     return OUT / (re.sub(r"[^A-Za-z0-9_.-]", "_", page_path) + suffix + ".png")
 
@@ -190,7 +105,7 @@ def _wait_for_mathjax(page: Page) -> None:
 
 
 @pytest.mark.parametrize("visit", PAGES, indirect=True, ids=PAGES)
-def test_page(visit: _Visit) -> None:
+def test_page(visit: Visit) -> None:
     page, page_path = visit.page, visit.page.url.split("/", 3)[-1]
     if visit.redirect:  # the page it leads to is tested on its own
         assert page_path in PAGES, f"redirect to a page that is not built: {page_path}"
@@ -200,11 +115,11 @@ def test_page(visit: _Visit) -> None:
     nb = _notebook(page_path)
     figures, interactive = _count_outputs(nb)
     if interactive:
-        # the widget manager renders the views from the saved state on load
+        # the widget manager renders the views from the saved state on load,
+        # and each figure draws itself at once (rhn/widgets/js/index.js)
         page.wait_for_function(
-            f"() => [...document.querySelectorAll('.{FIGURE_CLASS}')]"
-            ".filter(f => f.querySelector('img.widget-image')).length"
-            f" >= {interactive}",
+            f"() => document.querySelectorAll('.{FIGURE_CLASS} .rhn-widget"
+            f"[data-rhn-numbers] svg').length >= {interactive}",
             timeout=60000,
         )
     page.screenshot(path=_shot_name(page_path), full_page=True)
@@ -242,82 +157,63 @@ def test_page(visit: _Visit) -> None:
     )
 
 
-_CONTROL_JS = """(root) => [...root.querySelectorAll(
-    '.widget-slider .noUi-handle, .widget-toggle-buttons')]"""
-
-# the src of the one image of an interactive figure that is shown (the frames
-# of a Stack that are not selected are hidden); blob: URLs, one per frame
-_VISIBLE_FIGURE_JS = """(root) => {
-    const imgs = [...root.querySelectorAll('img.widget-image')]
-        .filter(i => i.offsetParent !== null && i.naturalWidth > 0);
-    return imgs.length === 1 ? imgs[0].src : `${imgs.length} images shown`;
-}"""
-
-
-def _visible_figure_png(output) -> bytes:  # noqa: ANN001
-    """A screenshot of the shown figure alone (not the slider's readout)."""
-    images = output.locator("img.widget-image")
-    for k in range(images.count()):
-        if images.nth(k).is_visible():
-            return images.nth(k).screenshot()
-    raise AssertionError("no figure shown")
-
-
 def _widget_pages() -> list[str]:
     return [p for p in PAGES if _count_outputs(_notebook(p))[1]]
 
 
+_FIGURE_STATE_JS = """(root) => {
+    const w = root.querySelector('.rhn-widget');
+    return {numbers: w.dataset.rhnNumbers, svg: w.querySelector('svg').innerHTML};
+}"""
+
+
 @pytest.mark.parametrize("visit", _widget_pages(), indirect=True, ids=_widget_pages())
-def test_sliders_move_the_figure(visit: _Visit) -> None:
+def test_sliders_move_the_figure(visit: Visit) -> None:
+    """Every slider and toggle of every figure changes the numbers and the SVG."""
     page, page_path = visit.page, visit.page.url.split("/", 3)[-1]
     expected = _count_outputs(_notebook(page_path))[1]
-    page.wait_for_selector(f".{FIGURE_CLASS} img.widget-image", timeout=60000)
+    page.wait_for_selector(f".{FIGURE_CLASS} .rhn-widget[data-rhn-numbers] svg")
     outputs = page.locator(f".{FIGURE_CLASS}")
     assert outputs.count() == expected
     moved = 0
     for i in range(outputs.count()):
         output = outputs.nth(i)
         output.scroll_into_view_if_needed()
-        n_controls = output.evaluate(f"root => ({_CONTROL_JS})(root).length")
-        assert n_controls >= 1, f"{page_path}: interactive figure {i} has no control"
-        for j in range(n_controls):
-            before = output.evaluate(_VISIBLE_FIGURE_JS)
-            assert before.startswith(("blob:", "data:")), f"{page_path}: {before}"
-            pixels_before = _visible_figure_png(output)
-            sliders_before = _sliders_before(output, j)
-            is_slider = output.evaluate(
-                f"(root) => ({_CONTROL_JS})(root)[{j}]"
-                ".classList.contains('noUi-handle')"
-            )
-            if is_slider:
-                handle = output.locator(".widget-slider .noUi-handle").nth(
-                    sliders_before
-                )
-                handle.focus()
-                at_end = handle.get_attribute("aria-valuenow") == handle.get_attribute(
-                    "aria-valuemax"
-                )
-                handle.press("ArrowLeft" if at_end else "ArrowRight")
+        sliders = output.locator("input[type=range]")
+        toggles = output.locator("[role=group]")
+        assert sliders.count() + toggles.count() >= 1, f"{page_path}: no control"
+        controls = [("slider", k) for k in range(sliders.count())]
+        controls += [("toggle", k) for k in range(toggles.count())]
+        for kind, k in controls:
+            before = output.evaluate(_FIGURE_STATE_JS)
+            if kind == "slider":
+                slider = sliders.nth(k)
+                lo, hi = (float(slider.get_attribute(a)) for a in ("min", "max"))
+                now = float(slider.input_value())
+                # a value between any grid points, away from the current one
+                target = lo + 0.6180339 * (hi - lo)
+                if abs(target - now) < 0.05 * (hi - lo):
+                    target = lo + 0.1 * (hi - lo)
+                slider.fill(str(target))
             else:
-                group = output.locator(".widget-toggle-buttons").nth(j - sliders_before)
-                group.locator("button:not(.mod-active)").first.click()
+                toggles.nth(k).locator("button[aria-pressed=false]").first.click()
             try:
                 page.wait_for_function(
-                    "([root, before]) => {"
-                    f" const now = ({_VISIBLE_FIGURE_JS})(root);"
-                    " return /^(blob|data):/.test(now) && now !== before; }",
+                    f"([root, before]) => ({_FIGURE_STATE_JS})(root).numbers"
+                    " !== before.numbers",
                     arg=[output.element_handle(), before],
                     timeout=10000,
                 )
             except PlaywrightTimeoutError:
                 output.screenshot(path=_shot_name(page_path, f"-widget{i}-stuck"))
                 pytest.fail(
-                    f"{page_path}: moving control {j} of interactive figure {i} "
+                    f"{page_path}: moving {kind} {k} of interactive figure {i} "
                     "did not change the figure within 10 s"
                 )
-            assert _visible_figure_png(output) != pixels_before, (
-                f"{page_path}: control {j} of figure {i} changed the image source "
-                "but not the pixels shown"
+            after = output.evaluate(_FIGURE_STATE_JS)
+            assert after["svg"] != before["svg"], (
+                f"{page_path}: {kind} {k} of figure {i} changed the numbers "
+                "but not the drawing"
             )
             moved += 1
         output.screenshot(path=_shot_name(page_path, f"-widget{i}-moved"))
@@ -325,24 +221,31 @@ def test_sliders_move_the_figure(visit: _Visit) -> None:
     assert moved >= 1
 
 
-def _sliders_before(output, j: int) -> int:  # noqa: ANN001
-    """How many of the controls before the ``j``-th one are sliders."""
-    return output.evaluate(
-        f"(root) => ({_CONTROL_JS})(root).slice(0, {j})"
-        ".filter(e => e.classList.contains('noUi-handle')).length"
-    )
+MAX_WIDGET_PAGE_BYTES = 1_000_000  # issue 15: an interactive chapter weighs <= 1 MB
 
 
-def test_every_cdn_script_has_a_local_copy() -> None:
-    """Each external script a page asks for is served from node_modules."""
-    urls = set()
+def test_widget_scripts_come_from_the_site() -> None:
+    """Only MathJax comes from a CDN; the widget scripts are the site's own."""
+    external = set()
     for page in PAGES:
         html = (SITE / page).read_text()
-        urls |= set(re.findall(r'<script[^>]*\ssrc="(https?://[^"]+)"', html))
-    assert any("mathjax" in url for url in urls)
-    for url in urls:
+        external |= set(re.findall(r'<script[^>]*\ssrc="(https?://[^"]+)"', html))
+    assert external and all("mathjax" in url for url in external), external
+    for url in external:
         assert local_file(url) is not None, f"no local copy for {url}"
+    widget_pages = _widget_pages()
+    assert widget_pages, "no page with an interactive figure was built"
+    for page in widget_pages:
+        path = SITE / page
+        html = path.read_text()
+        assert path.stat().st_size <= MAX_WIDGET_PAGE_BYTES, (page, path.stat().st_size)
+        srcs = re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+        for name in ("rhn-widgets/require.js", "rhn-widgets/html-manager/embed-amd.js"):
+            (src,) = [s for s in srcs if s.endswith(name)]
+            assert "://" not in src and (path.parent / src).resolve().is_file(), src
+        (cdn,) = re.findall(r'data-jupyter-widgets-cdn="([^"]+)"', html)
+        assert "://" not in cdn and (path.parent / cdn).resolve().is_dir(), cdn
+        (module,) = re.findall(r'"anywidget": "([^"]+)"', html)
+        assert (path.parent / (module + ".js")).resolve().is_file(), module
     with pytest.raises(LookupError, match="asks for"):
-        local_file(
-            "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@0.1.0/dist/embed-amd.js"
-        )
+        local_file("https://cdn.jsdelivr.net/npm/mathjax@2.7.9/MathJax.js")

@@ -1,0 +1,94 @@
+"""Shared pieces of the command line (``python -m rhn <command>``).
+
+Every command reports a mistake of the user the same way: one line on
+stderr, ``python -m rhn <command>: error: ...``, and exit status 2, never a
+traceback. Output paths are checked before any work starts, so that a typo
+in ``--out`` costs seconds, not a training run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+USAGE_ERROR = 2  # the exit status of argparse and of every check below
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr, exit status 2.
+
+    ``allow_abbrev`` is off: an abbreviated option (``--res`` for
+    ``--resume``) would make the resume command printed on interrupt depend
+    on how the user spelled it.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {one_line(message)}\n")
+
+
+def one_line(message: object) -> str:
+    """``message`` as a single line (newlines become ``"; "``)."""
+    return "; ".join(part.strip() for part in str(message).splitlines() if part)
+
+
+def fail(prog: str, message: object, status: int = USAGE_ERROR) -> int:
+    """Print ``prog: error: message`` on stderr as one line; return ``status``."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    return status
+
+
+def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
+    """Create the directory ``path`` if needed and check that it can be written.
+
+    Raises a ``ValueError`` naming ``name`` if ``path`` is a file, lies under a
+    file, or cannot be written.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".rhn-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ValueError(
+            f"{name} must be a directory that can be written, got {str(path)!r} "
+            f"({reason})"
+        ) from err
+    return path
+
+
+def writable_file(name: str, path: str | os.PathLike[str]) -> Path:
+    """Check that the file ``path`` can be (over)written, without changing it.
+
+    Raises a ``ValueError`` naming ``name`` if ``path`` is a directory, its
+    directory does not exist, or it cannot be written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{name} must be a file name, got the directory {str(path)!r}")
+    if not path.parent.is_dir():
+        raise ValueError(
+            f"{name} must be in an existing directory, got {str(path)!r} "
+            f"({str(path.parent)!r} does not exist)"
+        )
+    existed = path.exists()
+    try:
+        with open(path, "a"):  # "a": opens without truncating an existing file
+            pass
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ValueError(
+            f"{name} must be a file that can be written, got {str(path)!r} ({reason})"
+        ) from err
+    if not existed:
+        path.unlink()
+    return path

@@ -1,0 +1,130 @@
+"""The widgets' ES module alone, in Chromium, at the largest size (H = 32).
+
+No book build is needed: each figure is rendered on a small page
+(``harness.py``) with a stand-in for the anywidget model. Checked: the numbers
+agree with the package at H = 32, the sliders are continuous (a mouse drag
+lands between grid values), the redraw fits in one animation frame (median
+under 16 ms; the machine that runs the tests may be loaded, so the maximum is
+only recorded), the controls are large enough to hit with a finger (44 px)
+and work by touch, and no page error. Run by ``make browser``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+if not os.environ.get("RHN_BROWSER_TESTS"):
+    pytest.skip("browser tests run with `make browser`", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page  # noqa: E402
+
+from rhn import widgets  # noqa: E402
+
+from .common import OUT  # noqa: E402
+from .harness import harness_page  # noqa: E402
+from .server import serve  # noqa: E402
+from .widget_checks import SETTINGS, compare, redraw_ms, set_and_read  # noqa: E402
+
+H = 32
+FIGURES = {
+    "rnn_discs": (widgets.rnn_discs_widget, {"hidden_size": H}),
+    "rhn_jacobian": (widgets.rhn_jacobian_widget, {"hidden_size": H}),
+    "gradient_flow": (widgets.gradient_flow_widget, {"hidden_size": H}),
+}
+FRAME_MS = 16.0
+
+
+@pytest.fixture(params=list(FIGURES))
+def harness(request, browser: Browser, tmp_path: Path) -> Iterator[tuple[str, Page]]:  # noqa: ANN001
+    kind = request.param
+    build, settings = FIGURES[kind]
+    harness_page(build(**settings), tmp_path)
+    with serve(tmp_path) as url:
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+        )
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url.startswith(url)
+                else route.abort()
+            ),
+        )
+        page.goto(url + "index.html")
+        page.wait_for_selector(".rhn-widget[data-rhn-numbers] svg")
+        yield kind, page
+        assert not errors, f"page errors: {errors}"
+        context.close()
+
+
+def test_numbers_agree_at_the_largest_size(harness) -> None:  # noqa: ANN001
+    kind, page = harness
+    figure = page.locator("#root")
+    settings = FIGURES[kind][1]
+    for values in SETTINGS[kind]:
+        compare(kind, set_and_read(figure, values), **settings)
+
+
+def test_sliders_are_continuous_and_redraw_within_a_frame(harness) -> None:  # noqa: ANN001
+    kind, page = harness
+    figure = page.locator("#root")
+    sliders = page.locator("input[type=range]")
+    times: list[float] = []
+    for k in range(sliders.count()):
+        slider = sliders.nth(k)
+        integer = slider.get_attribute("step") == "1"
+        box = slider.bounding_box()
+        assert box["height"] >= 44, f"slider {k} is {box['height']} px tall"
+        y = box["y"] + box["height"] / 2
+        seen = set()
+        page.mouse.move(box["x"] + 2, y)
+        page.mouse.down()
+        for step in range(1, 41):
+            page.mouse.move(box["x"] + 2 + (box["width"] - 4) * step / 40, y)
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+            times.append(redraw_ms(figure))
+            seen.add(float(slider.input_value()))
+        page.mouse.up()
+        lo, hi = (float(slider.get_attribute(a)) for a in ("min", "max"))
+        if integer:
+            # a whole-number quantity (the depth) takes every value on the way
+            assert seen == {float(v) for v in range(int(lo), int(hi) + 1)}, seen
+        else:
+            assert len(seen) >= 20, f"slider {k} took only {sorted(seen)}"
+            # continuous: values between any grid of quarters
+            assert any(abs(v * 4 - round(v * 4)) > 1e-3 for v in seen), sorted(seen)
+    if sliders.count():
+        median = statistics.median(times)
+        OUT.mkdir(parents=True, exist_ok=True)
+        log = OUT / f"harness-redraw-ms-{kind}.json"
+        log.write_text(json.dumps({"H": H, "median": median, "max": max(times)}))
+        assert median < FRAME_MS, f"median redraw {median:.2f} ms at H = {H}"
+
+
+def test_toggles_work_by_touch(harness) -> None:  # noqa: ANN001
+    kind, page = harness
+    figure = page.locator("#root")
+    buttons = page.locator(".rhn-control button")
+    for k in range(buttons.count()):
+        box = buttons.nth(k).bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, box
+    off = page.locator(".rhn-control button[aria-pressed=false]")
+    if not off.count():
+        pytest.skip(f"{kind} has no toggle")
+    before = figure.evaluate("(r) => r.querySelector('svg').innerHTML")
+    off.first.tap()
+    page.wait_for_function(
+        "(before) => document.querySelector('#root svg').innerHTML !== before",
+        arg=before,
+        timeout=5000,
+    )

@@ -1,0 +1,87 @@
+"""The mixed-precision code path of rhn.train, run on the CPU with bfloat16.
+
+``TrainConfig.amp`` turns autocast on only on CUDA; these tests switch it on
+for the CPU (bfloat16, which needs no GradScaler), so that CI runs what a GPU
+reader's training runs: the fast path under autocast, forward and backward,
+the float32 loss, clipping, checkpoints.
+"""
+
+import pytest
+import torch
+
+from rhn import train as train_mod
+
+
+@pytest.fixture
+def cpu_amp(monkeypatch):
+    def setup(self):
+        self.use_amp = True
+        self.amp_dtype = torch.bfloat16
+        self.scaler = torch.amp.GradScaler("cuda", enabled=False)
+
+    monkeypatch.setattr(train_mod._Run, "_setup_precision", setup)
+
+
+def config(**kw):
+    base = dict(
+        task="adding",
+        seq_len=12,
+        hidden_size=16,
+        depth=2,
+        steps=30,
+        batch_size=16,
+        eval_every=15,
+        eval_samples=64,
+        device="cpu",
+        progress=False,
+        lr=1e-2,
+    )
+    return train_mod.TrainConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize("model", ["rhn", "lstm"])
+def test_bfloat16_training_runs_and_tracks_float32(cpu_amp, model, monkeypatch):
+    low = train_mod.train(config(model=model))
+    monkeypatch.undo()  # float32, the same seed
+    full = train_mod.train(config(model=model))
+    a, b = low.history["train_loss"], full.history["train_loss"]
+    assert len(a) == len(b) == 30 and all(map(torch.isfinite, torch.tensor(a)))
+    assert a != b  # autocast really ran
+    # the first losses agree to bfloat16 rounding; training moves both alike
+    assert a[0] == pytest.approx(b[0], rel=4 * torch.finfo(torch.bfloat16).eps)
+    assert a[-1] < a[0] and b[-1] < b[0]
+    assert low.history["test_loss"][-1] == pytest.approx(
+        full.history["test_loss"][-1], rel=0.2
+    )
+
+
+def test_bfloat16_uses_the_fast_path_in_low_precision(cpu_amp, monkeypatch):
+    # the model's forward under the run's autocast: products in bfloat16
+    from rhn import fast
+
+    seen = []
+    real = fast.autocast_dtype
+
+    def spy(device_type, dtype):
+        seen.append(real(device_type, dtype))
+        return seen[-1]
+
+    monkeypatch.setattr(fast, "autocast_dtype", spy)
+    train_mod.train(config(steps=2, eval_every=2))
+    assert seen and set(seen) == {torch.bfloat16}
+
+
+def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
+    # the path of GPUs without bfloat16: float16 autocast and a GradScaler
+    # (the CPU has both), including the scaler's state in the checkpoint
+    def setup(self):
+        self.use_amp = True
+        self.amp_dtype = torch.float16
+        self.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+
+    monkeypatch.setattr(train_mod._Run, "_setup_precision", setup)
+    result = train_mod.train(config(steps=20, eval_every=10, out=str(tmp_path)))
+    losses = torch.tensor(result.history["train_loss"])
+    assert torch.isfinite(losses).all() and losses[-1] < losses[0]
+    saved = train_mod.load_checkpoint(tmp_path / train_mod.CHECKPOINT_NAME)
+    assert saved["scaler"]["scale"] > 0
