@@ -888,11 +888,12 @@ class _Run:
         if not self.history["eval_step"] or self.history["eval_step"][-1] != self.step:
             self.evaluate()  # stopped early between evaluations
         self.model.eval()
+        if self.config.out is not None:
+            self.save_checkpoint()  # to resume from: the last weights (and the best)
         if self.best is not None:  # early stopping: back to the best weights
             self.model.load_state_dict(self.best["model"])
         metrics = {**self.metrics(), **self.held_out_metrics()}
         if self.config.out is not None:
-            self.save_checkpoint()
             self._write_metrics(metrics)
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
 

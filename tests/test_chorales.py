@@ -299,3 +299,33 @@ def test_command_line_data_rebuilds_a_prefix(tmp_path, capsys):
     assert "3 chorales" in capsys.readouterr().out
     part = chorales.load("all", path=path)
     assert part.names == chorales.load("all").names[:3]
+
+
+def test_resuming_an_early_stopping_run_reproduces_it(tmp_path):
+    from rhn.train import TrainConfig, load_checkpoint, train
+
+    def config(out):
+        return TrainConfig.for_task(
+            "chorales",
+            model="gru",
+            hidden_size=4,
+            steps=6,
+            eval_every=1,
+            patience=10,
+            batch_size=4,
+            progress=False,
+            device="cpu",
+            out=str(out),
+        )
+
+    whole = train(config(tmp_path / "whole"))
+    # stop after 3 steps, then resume from the checkpoint to the end
+    train(config(tmp_path / "part"), callback=lambda event: event["step"] >= 3)
+    saved = load_checkpoint(tmp_path / "part" / "checkpoint.pt")
+    assert saved["step"] == 3 and saved["best"]["step"] <= 3
+    resumed = train(
+        config(tmp_path / "part"), resume=tmp_path / "part" / "checkpoint.pt"
+    )
+    assert resumed.history["test_loss"] == whole.history["test_loss"]
+    assert resumed.metrics["test_loss"] == whole.metrics["test_loss"]
+    assert resumed.metrics["best_step"] == whole.metrics["best_step"]
