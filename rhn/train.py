@@ -317,7 +317,12 @@ class TrainResult:
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
             final held-out loss), ``baseline``, ``diverged`` (see
             :func:`train`), ``steps``, ``seconds``, ``device``,
-            ``num_params``, ``hidden_size``, ...
+            ``num_params``, ``hidden_size``, ... With ``patience``, the model
+            is the one of the best evaluation, ``best_step`` says when that
+            was and ``test_loss`` is its held-out loss. On a task with
+            ``held_out`` splits (the chorales), the evaluations score the
+            validation split, ``valid_loss`` is the validation loss of the
+            model returned and ``test_loss`` its loss on the test split.
     """
 
     model: nn.Module
