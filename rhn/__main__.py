@@ -331,7 +331,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
 def sweep_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m rhn sweep``: ``train``'s options plus the grid."""
-    p = argparse.ArgumentParser(
+    p = _cli.Parser(
         prog="python -m rhn sweep",
         usage="python -m rhn sweep [--task TASK] --grid FIELD=V1,V2,... "
         "[--grid ...] --seeds S1,S2,... --out FILE [--overwrite] [train options]",
@@ -479,16 +479,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown command {command!r}; choose from {sorted(COMMANDS)}")
     module, function = HANDLERS[command].split(":")
     if module == "rhn.__main__":  # this file, which may be running as __main__
-        return globals()[function](rest)
+        handler: Callable[[list[str]], int] = globals()[function]
+    else:
+        try:
+            handler = getattr(importlib.import_module(module), function)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
+            return _cli.fail(f"python -m rhn {command}", f"{module} is not installed")
     try:
-        handler: Callable[[list[str]], int] = getattr(
-            importlib.import_module(module), function
-        )
-    except ModuleNotFoundError as err:
-        if err.name != module:
-            raise
-        return _cli.fail(f"python -m rhn {command}", f"{module} is not installed")
-    return handler(rest)
+        return handler(rest)
+    except KeyboardInterrupt as stop:  # a command that does not handle it itself
+        print(f"python -m rhn {command}: {str(stop) or 'interrupted'}", file=sys.stderr)
+        return getattr(stop, "exit_code", 130)
 
 
 if __name__ == "__main__":

@@ -188,7 +188,11 @@ class LSTM(_TorchRecurrent):
     ) -> None:
         super().__init__(input_size, hidden_size, num_layers, **kwargs)
         if forget_bias is not None:
-            forget_bias = _checks.real("forget_bias", forget_bias)
+            forget_bias = _checks.representable(
+                "forget_bias",
+                _checks.real("forget_bias", forget_bias),
+                self.rnn.weight_ih_l0.dtype,
+            )
         self.forget_bias = forget_bias
         if forget_bias is not None:
             H = self.hidden_size

@@ -6,9 +6,9 @@ Times one forward and backward pass (``output.sum().backward()``) of
 - ``rhn-fast``: :class:`rhn.RHN` with ``impl="fast"`` (:mod:`rhn.fast`);
 - ``rhn-triton`` (CUDA, needs Triton): ``impl="triton"``, one fused Triton
   kernel per micro-layer (:mod:`rhn.fused`);
-- ``rhn-graphed`` (CUDA): ``impl="auto"`` (Triton when installed, else the
-  fast path) with the whole forward and backward captured once as a CUDA graph
-  and replayed (:func:`rhn.graphs.capture_forward_backward`);
+- ``rhn-graphed`` (CUDA): ``impl="fast"`` with the whole forward and backward
+  captured once as a CUDA graph and replayed
+  (:func:`rhn.graphs.capture_forward_backward`);
 - ``lstm`` / ``gru``: ``torch.nn.LSTM`` / ``torch.nn.GRU`` (cuDNN on CUDA,
   oneDNN or ATen kernels on CPU) with the RHN's hidden size ``H``;
 - ``lstm-matched`` / ``gru-matched``: the same at the hidden size that gives
@@ -63,6 +63,7 @@ __all__ = [
     "CUDA_MODELS",
     "KNOWN",
     "default_models",
+    "check_models",
     "device_name",
     "build",
     "time_models",
@@ -115,12 +116,35 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
+def check_models(models: Sequence[str], device: torch.device) -> list[str]:
+    """The model names, checked: known, at least one, runnable on ``device``.
+
+    Raises:
+        ValueError: for an unknown name, an empty list, ``rhn-triton`` or
+            ``rhn-graphed`` off CUDA, or ``rhn-triton`` without Triton.
+    """
+    models = [_checks.choice("models", m, KNOWN) for m in models]
+    if not models:
+        raise ValueError("models must name at least one model, got none")
+    cuda_only = [m for m in models if m in ("rhn-triton", "rhn-graphed")]
+    if cuda_only and device.type != "cuda":
+        raise ValueError(
+            f"models {cuda_only} run on CUDA only, got device {device.type!r}"
+        )
+    if "rhn-triton" in models and importlib.util.find_spec("triton") is None:
+        raise ValueError(
+            "models: rhn-triton needs the optional package triton, which is not "
+            "installed (pip install 'rhn[triton]')"
+        )
+    return models
+
+
 def build(
     name: str, input_size: int, hidden_size: int, depth: int, device: torch.device
 ) -> nn.Module:
     """One benchmark model by name (see :data:`MODELS` and ``rhn-compiled``)."""
     if name.startswith("rhn"):
-        impl = {"rhn-fast": "fast", "rhn-triton": "triton", "rhn-graphed": "auto"}
+        impl = {"rhn-fast": "fast", "rhn-triton": "triton", "rhn-graphed": "fast"}
         impl = impl.get(name, "loop")
         model = RHN(input_size, hidden_size, depth, impl=impl, device=device)
         if name == "rhn-compiled":
@@ -266,16 +290,7 @@ def run(
         ``compile_s``.
     """
     device = torch.device(device)
-    if models is None:
-        models = default_models(device)
-    models = [_checks.choice("models", m, KNOWN) for m in models]
-    if not models:
-        raise ValueError("models must name at least one model, got none")
-    cuda_only = [m for m in models if m in ("rhn-triton", "rhn-graphed")]
-    if cuda_only and device.type != "cuda":
-        raise ValueError(
-            f"models {cuda_only} run on CUDA only, got device {device.type!r}"
-        )
+    models = check_models(default_models(device) if models is None else models, device)
     load_before = _loadavg()
     torch.manual_seed(seed)
     built = {m: build(m, input_size, hidden_size, depth, device) for m in models}
@@ -302,12 +317,8 @@ def run(
             "device_type": device.type,
             "torch": torch.__version__,
             "triton": _triton_version(),
-            # what impl="auto" runs inside the graph
-            "graphed_impl": (
-                "triton" if "rhn-triton" in default_models(device) else "fast"
-            )
-            if "rhn-graphed" in built
-            else None,
+            # what runs inside the graph
+            "graphed_impl": "fast" if "rhn-graphed" in built else None,
             "threads": torch.get_num_threads(),
             "loadavg_before": load_before,
             "loadavg_after": _loadavg(),
@@ -512,13 +523,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         device, out = _check_args(args)
+        models = list(args.models or default_models(torch.device(device)))
+        if args.compile and "rhn-compiled" not in models:
+            models.append("rhn-compiled")
+        check_models(models, torch.device(device))
     except (TypeError, ValueError) as err:
         return _cli.fail("python -m rhn bench", err)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    models = list(args.models or default_models(torch.device(device)))
-    if args.compile and "rhn-compiled" not in models:
-        models.append("rhn-compiled")
     result = run(
         args.batch,
         steps=args.steps,

@@ -277,8 +277,10 @@ class RHN(nn.Module):
             micro-layer (needs the optional ``triton`` package and CUDA
             tensors); ``"loop"`` runs the plain per-step loop over
             :meth:`RHNCell.step` (the reference); ``"auto"`` (default) picks
-            ``"triton"`` for CUDA inputs when Triton is installed and
-            ``"fast"`` otherwise. All give the same outputs and gradients, of
+            ``"fast"``. The Triton kernels are tested in Triton's interpreter
+            on the CPU but have not yet run on a GPU, so ``"auto"`` chooses
+            them only once that has been measured; ask for ``"triton"`` to
+            use them now. All give the same outputs and gradients, of
             any order, to float rounding; under ``torch.autocast`` all train,
             the fast and Triton paths keeping their state in float32 (see
             :mod:`rhn.fast`). Inside ``torch.func`` transforms ``"fast"`` and
@@ -442,9 +444,7 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
     """The layer function for ``impl`` and input ``x``; ``None`` for the loop."""
     if impl == "loop" or not fast.supported():  # torch.func: the loop traces
         return None
-    if impl == "triton" or (
-        impl == "auto" and x.device.type == "cuda" and _fused_available()
-    ):
+    if impl == "triton":
         from . import fused  # imports triton: only when asked for
 
         return fused.run_layer

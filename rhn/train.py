@@ -96,6 +96,7 @@ class TrainConfig:
     # mixed precision: None on CUDA only (bfloat16, else float16); True also on
     # the CPU (bfloat16 autocast, slower there: it exists so CI tests the path)
     amp: bool | None = None
+    cuda_graph: bool = False  # replay each step from a CUDA graph (rhn.graphs)
     threads: int | None = (
         1  # torch CPU threads (small models: 1 is fastest); None: torch's
     )
@@ -168,6 +169,7 @@ class TrainConfig:
         if self.amp is not None:
             _checks.boolean("amp", self.amp)
         _checks.boolean("progress", self.progress)
+        _checks.boolean("cuda_graph", self.cuda_graph)
         if self.out is not None:
             self.out = str(self.out)
         self.dropout = _checks.probability("dropout", self.dropout)
@@ -487,8 +489,9 @@ def train(
             ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
             at once, without a checkpoint.
         ValueError: if ``config.out`` is a file or cannot be written (checked
-            before the first step), or ``resume`` is not a checkpoint of
-            this config.
+            before the first step), or ``resume`` is empty, truncated, not a
+            checkpoint of :func:`train`, or one of another config.
+        FileNotFoundError: if ``resume`` names no file.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
@@ -599,8 +602,15 @@ class _Run:
         # The order of these draws fixes the run: weights first, then data.
         torch.manual_seed(config.seed)  # initial weights (and dropout masks)
         self.model = make_model(config, device=self.device)
+        lr: float | torch.Tensor = config.lr
+        capturable = config.cuda_graph and self.device.type == "cuda"
+        if capturable:  # a captured step reads its learning rate from a tensor
+            lr = torch.tensor(config.lr, device=self.device)
         self.optimizer = torch.optim.Adam(
-            self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+            self.model.parameters(),
+            lr=lr,
+            weight_decay=config.weight_decay,
+            capturable=capturable,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, _schedule(config)
@@ -619,6 +629,9 @@ class _Run:
         )
         self.best: dict[str, Any] | None = None  # best held-out loss (patience)
         self._setup_precision()
+        self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
+        if config.cuda_graph:
+            self._check_cuda_graph()
         self.history: dict[str, list[float]] = {
             "step": [],
             "train_loss": [],
@@ -645,6 +658,17 @@ class _Run:
         self.scaler = torch.amp.GradScaler(
             "cuda", enabled=self.use_amp and self.amp_dtype == torch.float16
         )
+
+    def _check_cuda_graph(self) -> None:
+        if self.device.type != "cuda":
+            raise ValueError(
+                f"cuda_graph=True needs a CUDA device, got device {self.device}"
+            )
+        if self.scaler.is_enabled():
+            raise ValueError(
+                "cuda_graph=True cannot capture float16 with a GradScaler (this GPU "
+                "has no bfloat16); set amp=False or cuda_graph=False"
+            )
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward pass runs in (autocast, or nothing)."""
@@ -676,6 +700,8 @@ class _Run:
             generator=self.batches,
             device=self.device,
         )
+        if config.cuda_graph:
+            return self._graphed_step(x, y)
         with self.autocast():
             prediction = self.model(x)
         loss = _loss(self.task, prediction, y)
@@ -693,6 +719,37 @@ class _Run:
             nn.utils.clip_grad_norm_(self.model.parameters(), config.clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        self.scheduler.step()
+        self.history["step"].append(self.step)
+        self.history["train_loss"].append(loss_value)
+        return loss_value
+
+    def _graphed_step(self, x: torch.Tensor, y: torch.Tensor) -> float:
+        """:meth:`train_step` replayed from a CUDA graph (``config.cuda_graph``).
+
+        The graph is captured at the first step (:class:`rhn.graphs.GraphedStep`);
+        its optimizer step runs before the loss is checked, so a non-finite loss
+        stops the run one update later than without the graph.
+        """
+        if self.graphed is None:
+            from .graphs import GraphedStep
+
+            self.graphed = GraphedStep(
+                lambda xb, yb: _loss(self.task, self.model(xb), yb),
+                list(self.model.parameters()),
+                self.optimizer,
+                x,
+                y,
+                clip=self.config.clip or None,
+                amp_dtype=self.amp_dtype if self.use_amp else None,
+                capture=self.device.type == "cuda",
+            )
+        loss_value = self.graphed(x, y).item()
+        if not math.isfinite(loss_value):
+            raise FloatingPointError(
+                f"the training loss became {loss_value} at step {self.step}; lower "
+                "the learning rate or the gradient clip (--lr, --clip)"
+            )
         self.scheduler.step()
         self.history["step"].append(self.step)
         self.history["train_loss"].append(loss_value)
@@ -799,7 +856,7 @@ class _Run:
             event: dict[str, Any] = {
                 "step": self.step,
                 "train_loss": loss_value,
-                "lr": self.optimizer.param_groups[0]["lr"],
+                "lr": float(self.optimizer.param_groups[0]["lr"]),
             }
             if self.step % config.eval_every == 0 or self.step == config.steps:
                 scores = self.evaluate()

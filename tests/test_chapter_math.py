@@ -5,7 +5,8 @@ Chapter 3 (ch-bptt): the temporal Jacobian, the BPTT product and recursion,
 the weight gradient, the norm bound, the spectral-radius inequalities and the
 one-step factor of an orthogonal RNN.
 Chapter 4 (ch-gershgorin): the disc reach as the infinity norm bounding one
-step, transient growth with every eigenvalue inside, the mean disc radius.
+step, transient growth with every eigenvalue inside, the mean disc radius,
+and exercises 1 and 3 (diagonal dominance, row and column discs together).
 The references are PyTorch itself, autograd and finite differences; nothing
 here uses the chapter's code.
 """
@@ -304,3 +305,40 @@ def test_mean_gershgorin_radius_of_a_gaussian_matrix():
     radii = R.abs().sum(-1) - torch.diagonal(R, dim1=-2, dim2=-1).abs()
     expected = (n - 1) * g * (2 / (torch.pi * n)) ** 0.5
     assert abs(radii.mean().item() / expected - 1) < 0.005
+
+
+def test_strictly_diagonally_dominant_matrices_are_invertible():
+    """Ch. 4, exercise 1: every eigenvalue has |lambda| >= min_i (|J_ii| - r_i) > 0."""
+    gen = torch.Generator().manual_seed(8)
+    for n in (2, 5, 17):
+        M = torch.randn(500, n, n, generator=gen, dtype=DT)
+        radii = M.abs().sum(-1) - torch.diagonal(M, dim1=-2, dim2=-1).abs()
+        sign = torch.where(torch.rand(500, n, generator=gen, dtype=DT) < 0.5, -1, 1)
+        margin = torch.rand(500, n, generator=gen, dtype=DT) * 0.1 + 1e-3
+        diag = sign * (radii + margin)  # |J_ii| > r_i, complex-free, both signs
+        M = (
+            M
+            - torch.diag_embed(torch.diagonal(M, dim1=-2, dim2=-1))
+            + torch.diag_embed(diag)
+        )
+        smallest = torch.linalg.eigvals(M).abs().amin(-1)
+        assert (smallest >= margin.amin(-1) * (1 - 1e-9)).all()
+        assert (torch.linalg.det(M) != 0).all()
+
+
+def test_eigenvalues_lie_in_both_unions_of_discs():
+    """Ch. 4, exercise 3: the example's eigenvalues are 1 +- sqrt(1.3), and every
+    eigenvalue of a random matrix lies in the row union and the column union."""
+    J = torch.tensor([[0.0, 3.0], [0.1, 2.0]], dtype=DT)
+    lam = torch.linalg.eigvals(J)
+    torch.testing.assert_close(
+        lam.real.sort().values, torch.tensor([1 - 1.3**0.5, 1 + 1.3**0.5], dtype=DT)
+    )
+    gen = torch.Generator().manual_seed(9)
+    M = torch.randn(300, 6, 6, generator=gen, dtype=DT)
+    lam = torch.linalg.eigvals(M)  # (300, 6)
+    centres = torch.diagonal(M, dim1=-2, dim2=-1)  # (300, 6)
+    for absolute in (M.abs().sum(-1), M.abs().sum(-2)):  # row, then column sums
+        radii = absolute - centres.abs()
+        dist = (lam[:, :, None] - centres[:, None, :]).abs()  # (300, eig, disc)
+        assert (dist <= radii[:, None, :] * (1 + 1e-12) + 1e-12).any(-1).all()

@@ -398,6 +398,31 @@ def test_empty_batch_is_refused_the_same_way_by_every_path(impl):
         model(torch.randn(6, 0, 3))
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_empty_batch_gives_empty_outputs_and_zero_gradients(masked):
+    # rhn.RHN rejects B = 0 at its entry (a ValueError); the layer itself
+    # stays correct: empty outputs, zero gradients, like the reference loop
+    G, H, D, T = 2, 4, 3, 5
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, 0, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(0, H, **dt, requires_grad=True)
+    weights = [torch.randn(G * H, H, **dt, requires_grad=True) for _ in range(D)]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.ones(0, H, **dt) if masked else None
+    inputs = [x_proj, s0, *weights, *biases]
+    results = []
+    for layer in (fast.rhn_layer, fast.reference_layer):
+        out, final = layer(x_proj, s0, weights, biases, state_mask=mask)
+        assert out.shape == (T, 0, H) and final.shape == (0, H)
+        # (the zero term keeps every weight in the graph: each gradient is a tensor)
+        loss = out.sum() + final.sum() + sum(w.sum() for w in weights) * 0
+        results.append(torch.autograd.grad(loss, inputs))
+    for a, b in zip(*results, strict=True):
+        assert a.shape == b.shape and not a.any() and not b.any()
+    with torch.no_grad():
+        assert fast.rhn_layer(x_proj, s0, weights, biases)[0].shape == (T, 0, H)
+
+
 def test_bench_gpu_variants_logic():
     # what can be checked without a GPU: names, defaults, ratios, errors
     import importlib.util
@@ -411,7 +436,7 @@ def test_bench_gpu_variants_logic():
     has_triton = importlib.util.find_spec("triton") is not None
     assert ("rhn-triton" in on_cuda) == has_triton
     graphed = bench.build("rhn-graphed", 2, 3, 2, cpu)
-    assert graphed.impl == "auto"
+    assert graphed.impl == "fast"
     if has_triton:
         assert bench.build("rhn-triton", 2, 3, 2, cpu).impl == "triton"
     with pytest.raises(ValueError, match=r"rhn-graphed.*CUDA only"):
@@ -424,3 +449,12 @@ def test_bench_gpu_variants_logic():
     assert ratios["loop/fast"] == 3.0 and ratios["loop/graphed"] == 12.0
     assert ratios["fast/triton"] == 2.0 and ratios["graphed/lstm-matched"] == 2.0
     assert ratios["triton/lstm-matched"] == 4.0
+
+
+def test_bench_cli_rejects_gpu_models_on_the_cpu(capsys):
+    import rhn.bench
+
+    argv = ["--models", "rhn-triton", "--batch", "1", "--steps", "2", "--out", "-"]
+    assert rhn.bench.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "CUDA only" in err and len(err.strip().splitlines()) == 1

@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -251,10 +252,9 @@ def test_sigterm_without_out_still_stops_cleanly():
     assert info.value.checkpoint is None
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_cli_interrupt_writes_a_checkpoint_and_the_resume_command(
-    tmp_path, signum, code
-):
+def test_cli_ctrl_c_writes_a_checkpoint_and_the_resume_command(tmp_path):
+    """A real SIGINT from outside the process, as a terminal's Ctrl-C sends."""
+    signum, code = signal.SIGINT, 130
     out = tmp_path / "run"
     args = ["train", *CLI_TINY, "--steps", "3000", "--eval-every", "1000"]
     args += ["--checkpoint-every", "5", "--out", str(out)]
@@ -292,6 +292,37 @@ def test_cli_interrupt_writes_a_checkpoint_and_the_resume_command(
     given = vars(train_parser().parse_args(words[4:]))
     assert given["out"] == str(out) and given["steps"] == 3000
     assert given["progress"] is False and given["hidden_size"] == 8
+
+
+def test_cli_sigterm_exits_143_after_a_checkpoint(tmp_path, capsys):
+    """SIGTERM (what a batch scheduler sends) during ``main`` in this process."""
+    out = tmp_path / "run"
+    sized = CLI_TINY[:2] + CLI_TINY[4:]  # without --hidden-size
+    assert "--hidden-size" not in sized
+    args = ["train", *sized, "--steps", "100000", "--checkpoint-every", "3"]
+    args += ["--eval-every", "100000", "--out", str(out), "--num-params", "300"]
+    done = threading.Event()
+
+    def terminate_once_running():
+        while not (out / "checkpoint.pt").exists():
+            if done.wait(0.005):
+                return  # main returned without training: never signal
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    watcher = threading.Thread(target=terminate_once_running)
+    watcher.start()
+    try:
+        status = main(args)
+    finally:
+        done.set()
+        watcher.join()
+    err = capsys.readouterr().err
+    assert status == 143, err
+    assert "interrupted by SIGTERM after step" in err
+    command = err.split("resume with: ")[1].strip()
+    assert "--num-params 300" in command and "--hidden-size" not in command
+    assert command.endswith(f"--resume {out / 'checkpoint.pt'}")
+    assert load_checkpoint(out / "checkpoint.pt")["step"] >= 3
 
 
 # --- an existing run is never overwritten by accident ------------------------------
@@ -387,6 +418,8 @@ def _bad_cli_cases(tmp):
         ["bench", "--models", "transformer"],
         ["bench", "--out", str(tmp)],
         ["bench", "--out", str(tmp / "no" / "such" / "dir.json")],
+        ["sweep", "--grid"],
+        ["sweep", "--seeds", "0", "--out", str(tmp / "s.json"), "--grid", "model=x"],
         ["frobnicate"],
     ]
 
@@ -417,3 +450,15 @@ def test_cli_names_are_case_insensitive(tmp_path, capsys):
     assert main(args) == 0
     record = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert (record["task"], record["model"]) == ("adding", "lstm")
+
+
+def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, capsys):
+    import rhn.__main__ as cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.HANDLERS, "bench", "rhn.__main__:_interrupted_for_test")
+    monkeypatch.setattr(cli, "_interrupted_for_test", interrupted, raising=False)
+    assert main(["bench"]) == 130
+    assert capsys.readouterr().err == "python -m rhn bench: interrupted\n"

@@ -1,25 +1,15 @@
-"""The mixed-precision code path of rhn.train, run on the CPU with bfloat16.
+"""The mixed-precision code path of rhn.train, run on the CPU.
 
-``TrainConfig.amp`` turns autocast on only on CUDA; these tests switch it on
-for the CPU (bfloat16, which needs no GradScaler), so that CI runs what a GPU
-reader's training runs: the fast path under autocast, forward and backward,
-the float32 loss, clipping, checkpoints.
+``TrainConfig(amp=True)`` uses bfloat16 autocast on the CPU too, so that CI
+runs what a GPU reader's training runs: the fast path under autocast, forward
+and backward, the float32 loss, clipping, checkpoints; float16 with a
+GradScaler (GPUs without bfloat16) is switched on by hand below.
 """
 
 import pytest
 import torch
 
 from rhn import train as train_mod
-
-
-@pytest.fixture
-def cpu_amp(monkeypatch):
-    def setup(self):
-        self.use_amp = True
-        self.amp_dtype = torch.bfloat16
-        self.scaler = torch.amp.GradScaler("cuda", enabled=False)
-
-    monkeypatch.setattr(train_mod._Run, "_setup_precision", setup)
 
 
 def config(**kw):
@@ -40,10 +30,9 @@ def config(**kw):
 
 
 @pytest.mark.parametrize("model", ["rhn", "lstm"])
-def test_bfloat16_training_runs_and_tracks_float32(cpu_amp, model, monkeypatch):
-    low = train_mod.train(config(model=model))
-    monkeypatch.undo()  # float32, the same seed
-    full = train_mod.train(config(model=model))
+def test_bfloat16_training_runs_and_tracks_float32(model):
+    low = train_mod.train(config(model=model, amp=True))
+    full = train_mod.train(config(model=model, amp=False))  # the same seed
     a, b = low.history["train_loss"], full.history["train_loss"]
     assert len(a) == len(b) == 30 and all(map(torch.isfinite, torch.tensor(a)))
     assert a != b  # autocast really ran
@@ -55,7 +44,7 @@ def test_bfloat16_training_runs_and_tracks_float32(cpu_amp, model, monkeypatch):
     )
 
 
-def test_bfloat16_uses_the_fast_path_in_low_precision(cpu_amp, monkeypatch):
+def test_bfloat16_uses_the_fast_path_in_low_precision(monkeypatch):
     # the model's forward under the run's autocast: products in bfloat16
     from rhn import fast
 
@@ -67,7 +56,7 @@ def test_bfloat16_uses_the_fast_path_in_low_precision(cpu_amp, monkeypatch):
         return seen[-1]
 
     monkeypatch.setattr(fast, "autocast_dtype", spy)
-    train_mod.train(config(steps=2, eval_every=2))
+    train_mod.train(config(steps=2, eval_every=2, amp=True))
     assert seen and set(seen) == {torch.bfloat16}
 
 
@@ -85,3 +74,33 @@ def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
     assert torch.isfinite(losses).all() and losses[-1] < losses[0]
     saved = train_mod.load_checkpoint(tmp_path / train_mod.CHECKPOINT_NAME)
     assert saved["scaler"]["scale"] > 0
+
+
+# --- cuda_graph=True: the training step of rhn.graphs.GraphedStep ------------
+
+
+def test_cuda_graph_needs_cuda():
+    with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
+        train_mod.train(config(cuda_graph=True))
+    with pytest.raises(TypeError, match="cuda_graph"):
+        config(cuda_graph="yes")
+
+
+@pytest.mark.parametrize("amp", [False, True])
+def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
+    # on the CPU the graphed step runs uncaptured (GraphedStep(capture=False)):
+    # the same history bit for bit as the plain step, warm-up undone
+    if amp:
+        monkeypatch.setattr(
+            train_mod._Run,
+            "_setup_precision",
+            lambda self: (
+                setattr(self, "use_amp", True)
+                or setattr(self, "amp_dtype", torch.bfloat16)
+                or setattr(self, "scaler", torch.amp.GradScaler("cuda", enabled=False))
+            ),
+        )
+    monkeypatch.setattr(train_mod._Run, "_check_cuda_graph", lambda self: None)
+    graphed = train_mod.train(config(cuda_graph=True, steps=12, eval_every=6))
+    eager = train_mod.train(config(steps=12, eval_every=6))
+    assert graphed.history == eager.history

@@ -303,3 +303,24 @@ def test_widgets_in_a_live_kernel():
     assert kinds["rhn_jacobian"]["values"]["transform_bias"] == 1.25
     assert kinds["gradient_flow"]["data"]["steps"] == 12
     assert kinds["rnn_discs"]["_esm"] == build.BUNDLE.read_text()
+
+
+def test_colab_custom_widget_manager_is_switched_on(monkeypatch):
+    """In Colab, making a widget turns on Colab's custom widget manager
+    (anywidget does it; third-party widgets stay blank without it)."""
+    import sys
+    import types
+
+    from anywidget import _util
+
+    calls = []
+    output = types.ModuleType("google.colab.output")
+    output.enable_custom_widget_manager = lambda: calls.append(1)
+    monkeypatch.setitem(sys.modules, "google.colab.output", output)
+    _util.enable_custom_widget_manager_once.cache_clear()
+    try:
+        widgets.rnn_discs_widget(hidden_size=3)
+        widgets.gradient_flow_widget(hidden_size=3, steps=3)
+    finally:
+        _util.enable_custom_widget_manager_once.cache_clear()
+    assert calls == [1]  # once per session, as Colab asks

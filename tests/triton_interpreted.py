@@ -132,3 +132,11 @@ def test_continuation_double_backward_and_empty_batch():
         torch.testing.assert_close(a, b)
     with pytest.raises(ValueError, match="batch size 0"):  # as every path
         tri(torch.randn(6, 0, 2))
+    # an empty batch (rhn.RHN rejects it; the layer stays correct)
+    (x_proj, s0, weights, biases), _ = layer_args(True, False, B=0)
+    out, final = fused.rhn_layer(x_proj, s0, weights, biases)
+    assert out.shape == (4, 0, 3) and final.shape == (0, 3)
+    # (the zero term keeps every weight in the graph: each gradient is a tensor)
+    loss = out.sum() + final.sum() + sum(w.sum() for w in weights) * 0
+    grads = torch.autograd.grad(loss, [x_proj, s0, *weights, *biases])
+    assert all(not g.any() for g in grads)

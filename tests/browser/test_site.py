@@ -3,17 +3,19 @@
 Run by ``make browser`` after the strict book build (``make test`` does both);
 plain ``pytest`` skips this module because there may be no built site. The
 site is served from ``_build/html`` (or ``$RHN_SITE``) on 127.0.0.1; requests
-for MathJax, require.js and the widget manager, which the pages load from
-CDNs, are answered from ``node_modules`` (``npm ci``), and every other request
-that leaves 127.0.0.1 fails the test. Chromium is Debian's
+for MathJax, the one script the pages load from a CDN, are answered from
+``node_modules`` (``npm ci``), and every other request that leaves 127.0.0.1
+fails the test (the widgets' scripts are the site's own:
+``_ext/widget_scripts.py``). Chromium is Debian's
 (``/usr/bin/chromium``, or ``$CHROMIUM``); Playwright drives it and never
 downloads a browser.
 
 For every page: it loads with no uncaught error; math is typeset by MathJax;
 every image has loaded and each notebook figure is on the page; and, on pages
-with interactive figures, moving each slider or toggle changes the figure that
-is shown. Screenshots go to ``test-output/browser/`` so that a failure can be
-looked at.
+with interactive figures (``rhn.widgets``), moving each slider or toggle
+changes the numbers the figure computed and its drawing. The numbers
+themselves are compared with the package in ``test_widgets_site.py``.
+Screenshots go to ``test-output/browser/`` so that a failure can be looked at.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def test_page(visit: Visit) -> None:
             f"[data-rhn-numbers] svg').length >= {interactive}",
             timeout=60000,
         )
-    page.screenshot(path=_shot_name(page_path), full_page=True)
+    # long pages (the API reference) take a while to capture on a loaded machine
+    page.screenshot(path=_shot_name(page_path), full_page=True, timeout=120000)
 
     assert not visit.errors, f"uncaught errors on {page_path}: {visit.errors}"
     assert not visit.blocked, f"{page_path} requested unknown hosts: {visit.blocked}"

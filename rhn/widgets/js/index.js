@@ -77,8 +77,10 @@ function render({ model, el }) {
   const plot = document.createElement("div");
   const numbers = (FIGURES[d.kind] || (() => { throw new Error(`unknown figure ${d.kind}`); }))(d, plot);
 
-  // at most one redraw per animation frame, however fast the slider moves
+  // at most one redraw, and one message to the kernel, per animation frame,
+  // however fast the slider moves
   let pending = false;
+  let unsent = false;
   const redraw = () => {
     pending = false;
     const t0 = performance.now();
@@ -87,6 +89,15 @@ function render({ model, el }) {
     root.dataset.rhnNumbers = JSON.stringify({ values, ...out });
     root.dataset.rhnRedrawMs = ms.toFixed(3);
     root.dataset.rhnRedraws = String(Number(root.dataset.rhnRedraws || 0) + 1);
+    if (unsent) {
+      unsent = false;
+      model.set("values", values);
+      try {
+        model.save_changes();
+      } catch (err) {
+        // a static page has no kernel to tell
+      }
+    }
   };
   const schedule = () => {
     if (!pending) {
@@ -97,17 +108,13 @@ function render({ model, el }) {
 
   const setControls = buildControls(controls, d.controls, values, (name, value) => {
     values = { ...values, [name]: value };
+    unsent = true;
     schedule();
-    // tell the kernel, when there is one (a static page has none)
-    model.set("values", values);
-    try {
-      model.save_changes();
-    } catch (err) {
-      // no comm channel: nothing to tell
-    }
   });
   const onModel = () => {
-    values = { ...model.get("values") };
+    const now = model.get("values");
+    if (JSON.stringify(now) === JSON.stringify(values)) return; // our own echo
+    values = { ...now };
     setControls(values);
     schedule();
   };
