@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from matplotlib.axes import Axes
 
@@ -43,8 +43,6 @@ __all__ = [
 
 Node = tuple[int, int]  # (row, column) = (layer or micro-layer, time step), 0-based
 Edge = tuple[Node, Node]
-V = TypeVar("V", bound=Hashable)  # any node type, for longest_path
-
 KINDS = ("stacked", "deep")
 
 
@@ -80,8 +78,11 @@ def credit_assignment_graph(
 
 
 def longest_path(
-    nodes: Sequence[V], edges: Sequence[tuple[V, V]], source: V, target: V
-) -> list[V]:
+    nodes: Sequence[Hashable],
+    edges: Sequence[tuple[Hashable, Hashable]],
+    source: Hashable,
+    target: Hashable,
+) -> list[Hashable]:
     r"""The longest directed path from ``source`` to ``target`` in a DAG.
 
     Dynamic programming in topological order (Kahn's algorithm): the length
@@ -101,13 +102,13 @@ def longest_path(
     for name, node in (("source", source), ("target", target)):
         if node not in known:
             raise ValueError(f"{name} must be one of the nodes, got {node!r}")
-    succ: dict[V, list[V]] = {n: [] for n in nodes}
+    succ: dict[Hashable, list[Hashable]] = {n: [] for n in nodes}
     indegree = dict.fromkeys(nodes, 0)
     for a, b in edges:
         succ[a].append(b)
         indegree[b] += 1
-    best: dict[V, int] = {source: 1}  # nodes on the longest path ending here
-    parent: dict[V, V] = {}
+    best: dict[Hashable, int] = {source: 1}  # nodes on the longest path ending here
+    parent: dict[Hashable, Hashable] = {}
     queue = deque(n for n in nodes if indegree[n] == 0)
     seen = 0
     while queue:

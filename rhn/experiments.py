@@ -209,7 +209,7 @@ def sweep(
         ``torch``, Python; platform; ``OMP_NUM_THREADS``), ``started``,
         ``finished``, ``seconds``, ``complete`` and ``runs``: one dict per run
         with ``setting`` (the grid values the run's model reads), ``seed``,
-        ``config`` (:meth:`TrainConfig.to_dict`), ``metrics`` (``test_loss``,
+        ``config`` (:meth:`rhn.train.TrainConfig.to_dict`), ``metrics`` (``test_loss``,
         ``baseline``, ``num_params``, ``hidden_size``, ``seconds``, ...) and
         ``history`` (``step``, ``train_loss``, ``eval_step``, ``test_loss``
         and, for classification, ``test_accuracy``).

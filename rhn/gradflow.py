@@ -463,14 +463,14 @@ def micro_layer_gradient_norms(
     r"""Gradient norm at every micro-layer of every time step: the ``D x T`` path.
 
     For a deep-transition model (:class:`rhn.RHN` or :class:`rhn.DTRNN`, one
-    layer) entry ``[t, k]`` is the norm of :math:`\partial \mathcal{L} /
+    layer) entry ``[t - 1, k]`` is the norm of :math:`\partial \mathcal{L} /
     \partial s_k^{[t]}`, the gradient with respect to the state after
-    micro-layer ``k`` of step ``t``. Between that state and the output of the
-    last step lie :math:`(T - 1 - t) D + (D - 1 - k)` micro-layers, so read
-    row by row the map is the gradient along the whole credit-assignment path
-    of length :math:`D \times T`. Column ``D - 1`` is the state after each
-    step: entry ``[t, D - 1]`` equals :func:`gradient_norms` at lag
-    ``T - 2 - t``.
+    micro-layer ``k`` of step :math:`t = 1, \dots, T` (row ``t - 1`` in
+    0-based indexing). Between that state and the output of the last step
+    lie :math:`(T - t) D + (D - 1 - k)` micro-layers, so read row by row the
+    map is the gradient along the whole credit-assignment path of length
+    :math:`D \times T`. Column ``D - 1`` is the state after each step: row
+    ``i`` of it equals :func:`gradient_norms` at lag ``T - 2 - i``.
 
     Args:
         model: a single-layer :class:`rhn.RHN` or :class:`rhn.DTRNN`.
@@ -479,8 +479,8 @@ def micro_layer_gradient_norms(
             default loss is a fixed random projection of the last output).
 
     Returns:
-        A detached tensor ``(T, D)`` (``(T, D, B)`` with ``reduction="none"``),
-        time step ``t`` in rows (``0`` first) and micro-layer ``k`` in columns.
+        A detached tensor ``(T, D)`` (``(T, D, B)`` with ``reduction="none"``):
+        time steps in rows (step 1 first) and micro-layer ``k`` in columns.
     """
     if not isinstance(model, (RHN, DTRNN)):
         raise TypeError(

@@ -34,19 +34,29 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from . import __version__, _checks, gradflow
 from .baselines import count_parameters
+from .cells import RHN
 from .tasks import get_task
 from .train import TrainConfig, make_model, train
 
-__all__ = ["MODELS", "run_study", "main"]
+__all__ = ["MODELS", "DROPOUT_MODES", "run_study", "dropout_study", "main"]
 
 MODELS = ("rhn", "dtrnn")
 """The two deep-transition models the study compares."""
 
 FORMAT = 1
 """Version of the record's layout."""
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "rhn": __version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def _probe_norms(core: torch.nn.Module, probe: torch.Tensor) -> list[float]:
@@ -107,11 +117,7 @@ def run_study(
         "format": FORMAT,
         "complete": False,
         "settings": settings,
-        "versions": {
-            "rhn": __version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
+        "versions": _versions(),
         "runs": runs,
     }
     for depth in depths:
@@ -161,12 +167,125 @@ def _write(record: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
 
 
+DROPOUT_MODES = ("none", "variational", "per-step", "per-step-carry")
+"""Where and when :func:`dropout_study` draws the state's dropout mask."""
+
+
+def _final_state(core: RHN, x: torch.Tensor, mode: str, p: float) -> torch.Tensor:
+    """The last output of the one-layer RHN ``core`` under a dropout ``mode``.
+
+    ``"none"`` and ``"variational"`` run the package's own forward (the
+    latter with ``state_dropout=p``: one mask per sequence, on the state where
+    it enters the recurrent weights, carry path undropped). ``"per-step"``
+    draws a new mask at every time step for the same place; ``"per-step-carry"``
+    draws a new mask at every step and applies it to the state itself, so the
+    carried state is dropped too.
+    """
+    if mode in ("none", "variational"):
+        core.state_dropout = p if mode == "variational" else 0.0
+        return core(x)[0][-1]
+    cell = core.cells[0]
+    s = x.new_zeros(x.shape[1], cell.hidden_size)
+    for x_t in F.linear(x, cell.weight_ih).unbind(0):  # (B, G*H) per step
+        mask = torch.empty_like(s).bernoulli_(1.0 - p).div_(1.0 - p)
+        if mode == "per-step":
+            s = cell.step(x_t, s, mask)
+        else:
+            s = cell.step(x_t, s * mask)
+    return s
+
+
+def dropout_study(
+    *,
+    modes: Sequence[str] = DROPOUT_MODES,
+    seeds: Sequence[int] = (0, 1, 2),
+    p: float = 0.25,
+    depth: int = 2,
+    hidden_size: int = 32,
+    transform_bias: float = -3.0,
+    seq_len: int = 30,
+    steps: int = 300,
+    batch_size: int = 64,
+    lr: float = 5e-3,
+    clip: float = 1.0,
+    eval_every: int = 50,
+    eval_samples: int = 1000,
+    out: str | Path | None = None,
+) -> dict[str, Any]:
+    r"""Train an RHN on the adding problem with the state's dropout mask drawn
+    in each of several ways, for several seeds; return a JSON-ready record.
+
+    Every run starts from the same weights for a given seed and sees the same
+    batches; only the masks differ (:data:`DROPOUT_MODES`). Adam, gradient
+    clipping, the loss on the last output; the held-out MSE is measured
+    without dropout (evaluation mode).
+
+    Returns:
+        ``{"format", "complete", "settings", "versions", "runs"}``; each run
+        holds ``mode``, ``seed``, ``eval_step``, ``test_loss`` (one per
+        evaluation) and the final ``final_loss``.
+    """
+    modes = [_checks.choice("modes", m, list(DROPOUT_MODES)) for m in modes]
+    seeds = [_checks.positive_int("seeds", s, minimum=0) for s in seeds]
+    p = _checks.probability("p", p)
+    settings = {
+        "modes": modes, "seeds": seeds, "p": p, "depth": depth,
+        "hidden_size": hidden_size, "transform_bias": transform_bias,
+        "seq_len": seq_len, "steps": steps, "batch_size": batch_size, "lr": lr,
+        "clip": clip, "eval_every": eval_every, "eval_samples": eval_samples,
+    }  # fmt: skip
+    task = get_task("adding")
+    runs: list[dict[str, Any]] = []
+    record = {"format": FORMAT, "complete": False, "settings": settings}
+    record.update(versions=_versions(), runs=runs)
+    for mode in modes:
+        for seed in seeds:
+            torch.manual_seed(seed)
+            core = RHN(task.input_size, hidden_size, depth, impl="loop",
+                       transform_bias=transform_bias)  # fmt: skip
+            head = torch.nn.Linear(hidden_size, 1)
+            params = [*core.parameters(), *head.parameters()]
+            optimizer = torch.optim.Adam(params, lr=lr)
+            batches = torch.Generator().manual_seed(2 * seed)
+            x_test, y_test = task.generate(eval_samples, seq_len, seed=2 * seed + 1)
+            run = {"mode": mode, "seed": seed, "eval_step": [], "test_loss": []}
+            for step in range(1, steps + 1):
+                x, y = task.generate(batch_size, seq_len, generator=batches)
+                core.train()
+                pred = head(_final_state(core, x, mode, p)).squeeze(-1)
+                loss = F.mse_loss(pred, y)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, clip)
+                optimizer.step()
+                if step % eval_every == 0 or step == steps:
+                    core.eval()
+                    with torch.no_grad():
+                        pred = head(core(x_test)[0][-1]).squeeze(-1)
+                    run["eval_step"].append(step)
+                    run["test_loss"].append(F.mse_loss(pred, y_test).item())
+            run["final_loss"] = run["test_loss"][-1]
+            runs.append(run)
+            if out is not None:
+                _write(record, Path(out))
+    record["complete"] = True
+    if out is not None:
+        _write(record, Path(out))
+    return record
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn.optstudy``: run :func:`run_study` and write its JSON."""
     p = argparse.ArgumentParser(
         prog="python -m rhn.optstudy",
         description="RHN against the gate-free DT-RNN at equal parameters over "
         "recurrence depths, several seeds, one optimiser; writes one JSON.",
+    )
+    p.add_argument(
+        "--study",
+        choices=["depth", "dropout"],
+        default="depth",
+        help="depth: RHN vs DT-RNN over depths; dropout: where the mask is drawn",
     )
     p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -178,6 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=5e-3)
     p.add_argument("--out", required=True, help="path of the JSON to write")
     a = p.parse_args(argv)
+    if a.study == "dropout":
+        record = dropout_study(seeds=a.seeds, out=a.out)
+        for run in record["runs"]:
+            print(f"{run['mode']:>15} seed={run['seed']} MSE={run['final_loss']:.4f}")
+        return 0
     record = run_study(
         depths=a.depths,
         seeds=a.seeds,

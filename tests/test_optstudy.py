@@ -44,3 +44,46 @@ def test_study_rejects_bad_arguments():
         optstudy.run_study(models=["lstm"], steps=1)
     with pytest.raises(ValueError, match="depths"):
         optstudy.run_study(depths=[0], steps=1)
+
+
+def test_dropout_modes_draw_masks_where_and_when_documented():
+    from rhn.optstudy import _final_state
+
+    torch.manual_seed(0)
+    core = rhn.RHN(2, 6, depth=2, impl="loop").train()
+    x = torch.randn(5, 3, 2)
+    cell = core.cells[0]
+    x_proj = x @ cell.weight_ih.T
+    for mode in ("per-step", "per-step-carry"):
+        torch.manual_seed(1)
+        got = _final_state(core, x, mode, 0.5)
+        torch.manual_seed(1)
+        s, masks = torch.zeros(3, 6), []
+        for x_t in x_proj:  # a new mask at every step, in the same order
+            masks.append(torch.empty(3, 6).bernoulli_(0.5) * 2)
+            s = (
+                cell.step(x_t, s, masks[-1])
+                if mode == "per-step"
+                else cell.step(x_t, s * masks[-1])
+            )
+        torch.testing.assert_close(got, s)
+        assert not torch.equal(masks[0], masks[1])
+    # variational: the package's forward with state_dropout, one mask per sequence
+    torch.manual_seed(2)
+    got = _final_state(core, x, "variational", 0.5)
+    torch.manual_seed(2)
+    core.state_dropout = 0.5
+    torch.testing.assert_close(got, core(x)[0][-1])
+    assert not torch.equal(got, _final_state(core, x, "none", 0.5))
+
+
+def test_dropout_study_layout_and_determinism():
+    kwargs = dict(seeds=[0], steps=3, eval_every=2, seq_len=5, hidden_size=4,
+                  eval_samples=8)  # fmt: skip
+    a = optstudy.dropout_study(**kwargs)
+    b = optstudy.dropout_study(modes=["none"], **kwargs)
+    assert a["complete"] and [r["mode"] for r in a["runs"]] == list(
+        optstudy.DROPOUT_MODES
+    )
+    assert a["runs"][0]["eval_step"] == [2, 3]
+    assert a["runs"][0]["test_loss"] == b["runs"][0]["test_loss"]
