@@ -42,7 +42,7 @@ HANDLERS = {
 
 
 def _main_parser() -> argparse.ArgumentParser:
-    commands = "\n".join(f"  {name:<8}{text}" for name, text in COMMANDS.items())
+    commands = "\n".join(f"  {name:<10}{text}" for name, text in COMMANDS.items())
     return _cli.Parser(
         prog="python -m rhn",
         description="Recurrent Highway Networks: command-line tools.",
