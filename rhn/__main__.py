@@ -317,6 +317,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             "seconds",
         )
     }
+    # a data set (chorales): the validation loss that chose the weights
+    summary.update({k: m[k] for k in ("valid_loss", "best_step") if k in m})
     summary["ratio_to_baseline"] = m["test_loss"] / m["baseline"]
     print(json.dumps(summary, indent=1))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")

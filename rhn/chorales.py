@@ -421,8 +421,8 @@ def generate(
         B = _checks.positive_int("num_samples", num_samples)
         if B > len(data):
             raise ValueError(
-                f"num_samples must be at most {len(data)} (the training chorales), "
-                f"got {B}"
+                f"num_samples (the batch size, --batch-size) must be at most "
+                f"{len(data)}, the number of training chorales, got {B}"
             )
         if generator is None:
             seed = _checks.positive_int("seed", seed, minimum=0)

@@ -317,7 +317,8 @@ class Task:
             task on a fixed data set, the names of its validation and test
             splits, ``(valid, test)``: ``generate(..., split=name)`` returns a
             whole split, training batches come from ``split="train"``, the
-            evaluations during training score the validation split, and the
+            evaluations during training score the validation split (the
+            history's ``valid_loss``, repeated in its ``test_loss``), and the
             final ``test_loss`` is the test split at the weights with the best
             validation loss.
         init_head: ``None``, or ``init_head(head)`` sets up the model's output

@@ -315,7 +315,11 @@ class TrainResult:
         model: the trained :class:`SequenceModel` (in eval mode).
         history: per-step ``step``/``train_loss`` lists and per-evaluation
             ``eval_step``/``test_loss`` (and ``test_accuracy`` for
-            classification with ``readout="last"``) lists.
+            classification with ``readout="last"``) lists. On a task with
+            ``held_out`` splits (the chorales) the evaluations score the
+            validation split, never the test split: their losses are in
+            ``valid_loss``, and ``test_loss`` repeats them under the name the
+            other tasks use.
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
             final held-out loss), ``baseline``, ``diverged`` (see
             :func:`train`), ``steps``, ``seconds``, ``device``,
@@ -638,6 +642,8 @@ class _Run:
             "eval_step": [],
             "test_loss": [],
         }
+        if self.task.held_out is not None:  # the evaluations score validation
+            self.history["valid_loss"] = []
         self.step = 0
         self.seconds = 0.0
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
@@ -687,6 +693,9 @@ class _Run:
         self.batches.set_state(state["batch_generator"])
         torch.set_rng_state(state["torch_rng"])
         self.history = state["history"]
+        if self.task.held_out is not None and "valid_loss" not in self.history:
+            # a checkpoint written before the key existed: the same numbers
+            self.history["valid_loss"] = list(self.history["test_loss"])
         self.step, self.seconds = int(state["step"]), float(state["seconds"])
         self.best = state.get("best")
 
@@ -756,8 +765,14 @@ class _Run:
         return loss_value
 
     def evaluate(self) -> dict[str, float]:
-        """Score the held-out set and append the scores to the history."""
+        """Score the held-out set and append the scores to the history.
+
+        On a task with ``held_out`` splits the set is the validation split,
+        and its loss is also returned and recorded as ``valid_loss``.
+        """
         scores = _evaluate(self.model, self.task, self.test_data, self.autocast)
+        if self.task.held_out is not None:
+            scores["valid_loss"] = scores["test_loss"]
         self.history["eval_step"].append(self.step)
         for key, value in scores.items():
             self.history.setdefault(key, []).append(value)
@@ -906,7 +921,9 @@ class _Run:
         if "test_loss" in event or self.step % 10 == 0:
             postfix = {"loss": f"{event['train_loss']:.4f}"}
             if self.history["test_loss"]:
-                postfix["test"] = f"{self.history['test_loss'][-1]:.4f}"
+                # what the evaluations score: the validation split on a data set
+                label = "test" if self.task.held_out is None else "valid"
+                postfix[label] = f"{self.history['test_loss'][-1]:.4f}"
             bar.set_postfix(postfix, refresh=False)
 
     def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:

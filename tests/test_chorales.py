@@ -244,6 +244,10 @@ def test_early_stopping_keeps_the_best_weights_and_scores_the_test_split():
     h, m = result.history, result.metrics
     best = min(range(len(h["test_loss"])), key=h["test_loss"].__getitem__)
     assert m["valid_loss"] == h["test_loss"][best]
+    # the history names what the evaluations scored: the validation split
+    assert h["valid_loss"] == h["test_loss"] and len(h["valid_loss"]) == len(
+        h["eval_step"]
+    )
     assert m["best_step"] == h["eval_step"][best]
     # it stopped two evaluations after the best one
     assert m["steps"] < 40 and h["eval_step"][-1] == m["best_step"] + 2
@@ -255,6 +259,26 @@ def test_early_stopping_keeps_the_best_weights_and_scores_the_test_split():
             nll = chorales.frame_nll(result.model(x), y, mask).item()
             assert nll == pytest.approx(m[key], rel=1e-5)
     assert m["baseline"] == pytest.approx(chorales.baseline_nll(test))
+
+
+def test_only_tasks_on_a_data_set_record_valid_loss():
+    from rhn.train import TrainConfig, train
+
+    small = dict(hidden_size=4, steps=2, eval_every=1, progress=False, device="cpu")
+    adding = train(TrainConfig.for_task("adding", eval_samples=8, **small))
+    assert "valid_loss" not in adding.history
+    music = train(TrainConfig.for_task("chorales", batch_size=2, **small))
+    assert len(music.history["valid_loss"]) == 2
+
+
+def test_a_batch_larger_than_the_training_split_names_the_batch_size():
+    from rhn.train import TrainConfig, train
+
+    config = TrainConfig.for_task(
+        "chorales", hidden_size=4, batch_size=500, progress=False, device="cpu"
+    )
+    with pytest.raises(ValueError, match="batch size.*210.*got 500"):
+        train(config)
 
 
 def test_dropout_reaches_the_rhn_and_is_checked():
@@ -285,6 +309,13 @@ def test_command_line_train_writes_test_loss_and_baseline(tmp_path, capsys):
         chorales.baseline_nll(chorales.load("test"))
     )
     assert 0 < metrics["test_loss"] and (out / "checkpoint.pt").exists()
+    history = metrics["history"]
+    assert history["valid_loss"] == history["test_loss"]
+    assert metrics["valid_loss"] == min(history["valid_loss"])
+    # the printed summary shows the validation loss that chose the weights
+    printed = json.loads(capsys.readouterr().out.split("\nwrote")[0])
+    assert printed["valid_loss"] == metrics["valid_loss"]
+    assert printed["best_step"] == metrics["best_step"]
 
 
 def test_command_line_data_rebuilds_a_prefix(tmp_path, capsys):
@@ -323,9 +354,13 @@ def test_resuming_an_early_stopping_run_reproduces_it(tmp_path):
     train(config(tmp_path / "part"), callback=lambda event: event["step"] >= 3)
     saved = load_checkpoint(tmp_path / "part" / "checkpoint.pt")
     assert saved["step"] == 3 and saved["best"]["step"] <= 3
+    # a checkpoint from before the history had valid_loss still resumes whole
+    del saved["history"]["valid_loss"]
+    torch.save(saved, tmp_path / "part" / "checkpoint.pt")
     resumed = train(
         config(tmp_path / "part"), resume=tmp_path / "part" / "checkpoint.pt"
     )
     assert resumed.history["test_loss"] == whole.history["test_loss"]
+    assert resumed.history["valid_loss"] == whole.history["valid_loss"]
     assert resumed.metrics["test_loss"] == whole.metrics["test_loss"]
     assert resumed.metrics["best_step"] == whole.metrics["best_step"]
