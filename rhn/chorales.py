@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -707,11 +706,13 @@ def save(data: dict[str, np.ndarray], path: str | Path | None = None) -> Path:
 
 def data_main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn data chorales``: rebuild the chorale file from music21."""
-    import argparse
     import time
 
-    p = argparse.ArgumentParser(
-        prog="python -m rhn data",
+    from . import _cli
+
+    prog = "python -m rhn data"
+    p = _cli.Parser(
+        prog=prog,
         description="Parse the Bach chorales of music21's corpus into piano rolls "
         "and write them as the compressed file that rhn.chorales.load reads "
         "(needs music21: pip install music21).",
@@ -726,17 +727,33 @@ def data_main(argv: Sequence[str] | None = None) -> int:
         "--limit",
         type=int,
         metavar="N",
-        help="parse only Riemenschneider numbers 1..N (default: all 371)",
+        help="parse only Riemenschneider numbers 1..N (default: all 371); needs "
+        "--out, so that a partial file never replaces the shipped one",
     )
-    p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="hide the progress bar (shown by default)",
+    )
     args = p.parse_args(argv)
     start = time.perf_counter()
+    # checked before the minutes of parsing, not after them
     try:
+        if args.limit is not None:
+            _checks.positive_int("--limit", args.limit)
+            if args.out is None:
+                raise ValueError(
+                    "--limit needs --out FILE: a partial file would replace the "
+                    "package's full rhn/_data/chorales.npz"
+                )
+        out = _cli.writable_file(
+            "--out", _data_path() if args.out is None else args.out
+        )
         data = build(args.limit, progress=args.progress)
     except (ModuleNotFoundError, TypeError, ValueError) as err:
-        print(f"python -m rhn data: error: {err}", file=sys.stderr)
-        return 2
-    path = save(data, args.out)
+        return _cli.fail(prog, err)
+    path = save(data, out)
     splits = {s: int((data["split"] == s).sum()) for s in SPLITS}
     print(
         f"wrote {path} ({path.stat().st_size} bytes): {len(data['lengths'])} "

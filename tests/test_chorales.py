@@ -364,3 +364,26 @@ def test_resuming_an_early_stopping_run_reproduces_it(tmp_path):
     assert resumed.history["valid_loss"] == whole.history["valid_loss"]
     assert resumed.metrics["test_loss"] == whole.metrics["test_loss"]
     assert resumed.metrics["best_step"] == whole.metrics["best_step"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--limit", "3"], "--limit needs --out"),
+        (["--limit", "0", "--out", "x.npz"], "--limit must be an int >= 1, got 0"),
+        (["--out", "."], "--out must be a file name"),
+        (["--out", "missing/c.npz"], "--out must be in an existing directory"),
+    ],
+)
+def test_command_line_data_refuses_bad_values_before_parsing(
+    argv, message, tmp_path, monkeypatch, capsys
+):
+    from rhn.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    shipped = chorales._data_path().read_bytes()
+    assert main(["data", "chorales", "--no-progress", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m rhn data: error: ")
+    assert message in err
+    assert chorales._data_path().read_bytes() == shipped  # never touched
