@@ -66,7 +66,9 @@ def train_parser() -> argparse.ArgumentParser:
     )
     p = _cli.Parser(
         prog="python -m rhn train",
-        description="Train a recurrent model on a seeded toy task and write "
+        description="Train a recurrent model on a seeded toy task or on the Bach "
+        "chorales (a fixed data set: held-out means its validation split during "
+        "training, its test split at the end) and write "
         "DIR/metrics.json (final held-out loss, baseline, history) and "
         "DIR/checkpoint.pt. Options left out take the task's defaults (listed "
         "below; chosen so that --model rhn solves the task), then the defaults "
@@ -91,9 +93,14 @@ def train_parser() -> argparse.ArgumentParser:
         type=str.lower,
         choices=sorted(TASKS),
         default="adding",
-        help="the toy task (default: adding)",
+        help="the task (default: adding)",
     )
-    option("--seq-len", "sequence length T of the task", type=int, metavar="T")
+    option(
+        "--seq-len",
+        "sequence length T of the task (chorales: ignored, whole chorales)",
+        type=int,
+        metavar="T",
+    )
     option(
         "--model",
         "recurrent core",
@@ -102,7 +109,7 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--depth",
-        "RHN recurrence depth D, ignored by the other models",
+        "recurrence depth D of rhn and dtrnn, ignored by the other models",
         type=int,
         metavar="D",
     )
@@ -147,7 +154,12 @@ def train_parser() -> argparse.ArgumentParser:
     option("--weight-decay", "Adam weight decay", type=float, metavar="W")
     option("--clip", "max global gradient norm, 0 = no clipping", type=float)
     option("--eval-every", "held-out evaluation every K steps", type=int, metavar="K")
-    option("--eval-samples", "size of the held-out set", type=int, metavar="M")
+    option(
+        "--eval-samples",
+        "size of the held-out set (chorales: ignored, whole splits)",
+        type=int,
+        metavar="M",
+    )
     option(
         "--stop-loss",
         "stop early once the held-out loss is below L",

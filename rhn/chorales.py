@@ -13,9 +13,10 @@ How a score becomes a piano roll (:func:`score_to_roll`):
 - **Time step: one quarter note.** The roll samples the score on the beat:
   frame ``t`` holds the pitches that sound at offset ``phase + t`` quarter
   notes, where ``phase`` aligns the grid with the bar lines (0 for all but one
-  chorale, which starts with an eighth-note pickup). Notes that begin between
-  beats (eighth-note passing tones) are therefore dropped, as in the JSB
-  chorales benchmark (Boulanger-Lewandowski et al., 2012).
+  chorale, which starts with an eighth-note pickup). Notes that begin and end
+  between beats (eighth-note passing tones) are therefore dropped. The JSB
+  chorales benchmark (Boulanger-Lewandowski et al., 2012) is also sampled at
+  the quarter note.
 - **Voices:** the vocal parts (names containing soprano, alto, tenor or bass;
   every part of the three scores whose parts have no names). Instrumental
   descants (horns, trumpets, violins, timpani) of the cantata settings are left
