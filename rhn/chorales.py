@@ -284,7 +284,7 @@ def frame_nll(
     of the binary cross-entropies over the ``P`` pitches,
 
     .. math::
-        \ell(z, y) = -\sum_{p=1}^{P} \bigl[y_p \log \sigma(z_p)
+        \mathcal{L}(z, y) = -\sum_{p=1}^{P} \bigl[y_p \log \sigma(z_p)
         + (1 - y_p) \log (1 - \sigma(z_p))\bigr],
 
     and the loss is its mean over the frames where ``mask`` is true (every
