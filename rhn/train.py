@@ -73,7 +73,7 @@ class TrainConfig:
     Use :meth:`for_task` to start from a task's own defaults.
     """
 
-    task: str = "adding"  # a name in rhn.tasks.TASKS: adding, copy, temporal_order
+    task: str = "adding"  # in rhn.tasks.TASKS: adding, copy, temporal_order, chorales
     seq_len: int = 100  # sequence length T handed to the task's generator
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
     depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
@@ -951,6 +951,11 @@ class _Run:
         }
         if "test_accuracy" in history:
             metrics["test_accuracy"] = history["test_accuracy"][-1]
+        if self.task.held_out is not None:
+            # the evaluations scored the validation split; the test split is
+            # scored only at the end (held_out_metrics), so a run that stops on
+            # an error has no test loss
+            metrics["valid_loss"], metrics["test_loss"] = test_loss, None
         if error is not None:
             metrics["error"] = error
         return metrics

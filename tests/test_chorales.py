@@ -271,6 +271,42 @@ def test_only_tasks_on_a_data_set_record_valid_loss():
     assert len(music.history["valid_loss"]) == 2
 
 
+def test_a_diverged_run_does_not_report_its_validation_loss_as_test_loss(
+    tmp_path, monkeypatch
+):
+    import json
+
+    from rhn.train import TrainConfig, train
+
+    real = chorales.task_loss
+    calls = []
+
+    def breaks_at_the_third_training_step(prediction, targets):
+        loss = real(prediction, targets)
+        if prediction.requires_grad:  # training, not an evaluation
+            calls.append(1)
+            if len(calls) == 3:
+                return loss * float("nan")
+        return loss
+
+    monkeypatch.setattr(chorales, "task_loss", breaks_at_the_third_training_step)
+    config = TrainConfig.for_task(
+        "chorales",
+        hidden_size=4,
+        batch_size=2,
+        steps=5,
+        eval_every=1,
+        progress=False,
+        device="cpu",
+        out=str(tmp_path),
+    )
+    with pytest.raises(FloatingPointError, match="step 3"):
+        train(config)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["diverged"] is True and metrics["test_loss"] is None
+    assert metrics["valid_loss"] == metrics["history"]["valid_loss"][-1]
+
+
 def test_a_batch_larger_than_the_training_split_names_the_batch_size():
     from rhn.train import TrainConfig, train
 
