@@ -79,6 +79,13 @@ def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
 # --- cuda_graph=True: the training step of rhn.graphs.GraphedStep ------------
 
 
+def test_cuda_graph_needs_a_torch_whose_scheduler_fills_the_lr(monkeypatch):
+    # see test_scheduler_changes_a_captured_tensor_learning_rate_in_place
+    monkeypatch.setattr(torch, "__version__", "2.3.1+cu121")
+    with pytest.raises(ValueError, match=r"cuda_graph=True needs torch >= 2.4"):
+        train_mod.train(config(cuda_graph=True))
+
+
 def test_cuda_graph_needs_cuda():
     with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
         train_mod.train(config(cuda_graph=True))
