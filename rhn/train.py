@@ -666,6 +666,15 @@ class _Run:
         )
 
     def _check_cuda_graph(self) -> None:
+        # The captured optimizer step reads the learning rate from one tensor;
+        # before torch 2.4 the LR scheduler replaced that tensor instead of
+        # filling it, so the graph would keep the first rate without a word.
+        version = torch.torch_version.TorchVersion(torch.__version__)
+        if version < (2, 4):
+            raise ValueError(
+                f"cuda_graph=True needs torch >= 2.4 (its LR schedulers update a "
+                f"tensor learning rate in place), got torch {torch.__version__}"
+            )
         if self.device.type != "cuda":
             raise ValueError(
                 f"cuda_graph=True needs a CUDA device, got device {self.device}"
