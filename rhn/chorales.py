@@ -98,9 +98,12 @@ __all__ = [
     "data_main",
 ]
 
-LOWEST = 36  # MIDI number of pitch column 0 (C2, the lowest bass note)
-HIGHEST = 81  # MIDI number of the last column (A5, the highest soprano note)
+LOWEST = 36
+"""MIDI number of pitch column 0 (C2, the lowest bass note of the corpus)."""
+HIGHEST = 81
+"""MIDI number of the last pitch column (A5, the highest soprano note)."""
 SPLITS = ("train", "valid", "test")
+"""The three splits, by chorale (the ``split`` argument of :func:`load`)."""
 STEP = 1.0  # frame length in quarter notes
 DATA_FILE = "chorales.npz"  # in rhn/_data
 _VOICES = ("soprano", "alto", "tenor", "bass")
