@@ -23,10 +23,11 @@ from pathlib import Path
 from . import _cli
 
 COMMANDS = {
-    "train": "train a model on a toy task; writes DIR/metrics.json and a checkpoint",
+    "train": "train a model on a task; writes DIR/metrics.json and a checkpoint",
     "sweep": "train every combination of a grid of settings and seeds; writes a JSON",
     "bench": "time the recurrent loops of the package against torch.nn",
     "optstudy": "the RHN against the gate-free DT-RNN over depths; writes a JSON",
+    "data": "rebuild the shipped chorale piano rolls from music21 (data chorales)",
 }
 
 # Where each command's entry point lives, as "module:function"; imported only
@@ -36,11 +37,12 @@ HANDLERS = {
     "sweep": "rhn.__main__:sweep_main",
     "bench": "rhn.bench:main",
     "optstudy": "rhn.optstudy:main",
+    "data": "rhn.chorales:data_main",
 }
 
 
 def _main_parser() -> argparse.ArgumentParser:
-    commands = "\n".join(f"  {name:<8}{text}" for name, text in COMMANDS.items())
+    commands = "\n".join(f"  {name:<10}{text}" for name, text in COMMANDS.items())
     return _cli.Parser(
         prog="python -m rhn",
         description="Recurrent Highway Networks: command-line tools.",
@@ -96,7 +98,7 @@ def train_parser() -> argparse.ArgumentParser:
         "--model",
         "recurrent core",
         type=str.lower,
-        choices=["rhn", "lstm", "gru", "rnn"],
+        choices=["rhn", "lstm", "gru", "rnn", "dtrnn"],
     )
     option(
         "--depth",
@@ -151,6 +153,19 @@ def train_parser() -> argparse.ArgumentParser:
         "stop early once the held-out loss is below L",
         type=float,
         metavar="L",
+    )
+    option(
+        "--patience",
+        "stop after P evaluations without a better held-out loss and keep the "
+        "best weights; 0 = off",
+        type=int,
+        metavar="P",
+    )
+    option(
+        "--dropout",
+        "RHN variational dropout rate on input, state and output",
+        type=float,
+        metavar="P",
     )
     option(
         "--seed",
