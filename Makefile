@@ -21,8 +21,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# One torch thread per chapter unless OMP_NUM_THREADS says otherwise: the
+# chapters' models are small, and on a busy 2-core machine chapter 3 took 449 s
+# with two threads (OpenMP threads waiting for each other) and 26 s with one
 book: $(STAMP) $(NODE_STAMP)
-	$(BIN)/jupyter-book build . -W --keep-going
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/jupyter-book build . -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 unit: $(STAMP) $(NODE_STAMP)

@@ -14,6 +14,7 @@ symbol     meaning
 ``N``      number of stacked layers
 ``G``      gate blocks per weight matrix: 2 (``[H; T]``, coupled carry)
            or 3 (``[H; T; C]``)
+``P``      pitch columns of a piano roll (:mod:`rhn.chorales`)
 =========  ==============================================================
 
 Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;

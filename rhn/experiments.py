@@ -68,7 +68,14 @@ _ONLY_FOR: dict[str, Callable[[str], bool]] = {
 # Fields that a sweep sets itself, or that make no sense per run.
 _NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress"}
 
-_HISTORY_KEYS = ("step", "train_loss", "eval_step", "test_loss", "test_accuracy")
+_HISTORY_KEYS = (
+    "step",
+    "train_loss",
+    "eval_step",
+    "test_loss",
+    "valid_loss",  # tasks on a fixed data set: what the evaluations scored
+    "test_accuracy",
+)
 
 
 def uses_field(model: str, field: str) -> bool:
@@ -265,7 +272,10 @@ def sweep(
         ``config`` (:meth:`rhn.train.TrainConfig.to_dict`), ``metrics`` (``test_loss``,
         ``baseline``, ``num_params``, ``hidden_size``, ``seconds``, ...) and
         ``history`` (``step``, ``train_loss``, ``eval_step``, ``test_loss``
-        and, for classification, ``test_accuracy``).
+        and, for classification, ``test_accuracy``; on a fixed data set such
+        as the chorales the evaluations score the validation split, under
+        ``valid_loss``, and ``test_loss`` repeats it: sweeps written before
+        ``valid_loss`` existed have only ``test_loss``).
 
     Raises:
         FileExistsError: ``out`` exists and neither ``overwrite`` nor ``resume``

@@ -19,12 +19,15 @@ Triton, forward and backward; the matrix products stay with PyTorch (cuBLAS):
 
 The weight gradients are one large product per micro-layer over all steps,
 as in :mod:`rhn.fast`. Two launches per micro-layer and step, in each
-direction, against four or five for the fast path.
+direction, against four or five in the fast path's forward and three or four
+in its backward (more with a state mask or under autocast).
 
-Under ``torch.autocast`` the products run in the autocast dtype and the
-kernels compute in float32, reading and writing both dtypes; the state and
-the saved buffers stay float32 (as in :mod:`rhn.fast`). Double backward
-recomputes the layer with :func:`rhn.fast.reference_layer`.
+The kernels compute in the dtype of the state and the parameters, whatever
+the dtype of the products they read. Under ``torch.autocast`` the products
+run in the autocast dtype and the kernels in float32, reading and writing
+both dtypes; the state and the saved buffers stay float32 (as in
+:mod:`rhn.fast`). Double backward recomputes the layer with
+:func:`rhn.fast.reference_layer`.
 
 Triton is an optional dependency (``pip install "rhn[triton]"``). The kernels
 run on CUDA tensors; with the environment variable ``TRITON_INTERPRET=1`` set

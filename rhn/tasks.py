@@ -16,9 +16,15 @@ task                  inputs                     targets                loss, ba
                                                                         10 ln 8/(T+20)
 ``temporal_order``    ``(T, B, 8)`` one-hot      ``(B,)`` int64         cross-entropy,
                                                                         ln 4
+``chorales``          ``(T, B, 46)`` 0/1 frames  ``(T, B, 46)``, -1 on  frame NLL,
+                                                 padding                memoryless
 ====================  =========================  =====================  ==============
 
-:data:`TASKS` collects the three by name, each with its loss, its input and
+The fourth task is real music on a fixed data set shipped with the package
+(:mod:`rhn.chorales`): training batches are drawn from its training split and
+the held-out scores come from its validation and test splits.
+
+:data:`TASKS` collects the four by name, each with its loss, its input and
 output sizes, its baseline and the training settings that let an RHN solve it
 (used by ``python -m rhn train``).
 """
@@ -33,7 +39,7 @@ from typing import Any
 
 import torch
 
-from . import _checks
+from . import _checks, chorales
 
 __all__ = [
     "adding_problem",
@@ -297,8 +303,9 @@ class Task:
         input_size: features per time step of the inputs.
         output_size: outputs of the model's head: 1 for regression, the
             number of classes for classification.
-        loss: ``"mse"`` (targets ``(B,)`` float) or ``"cross_entropy"``
-            (targets class indices).
+        loss: ``"mse"`` (targets ``(B,)`` float), ``"cross_entropy"``
+            (targets class indices) or ``"frame_nll"`` (targets ``(T, B, P)``
+            0/1 frames, ``-1`` on padding; :func:`rhn.chorales.task_loss`).
         readout: ``"last"`` if only the last step's output is scored (targets
             ``(B,)``), ``"all"`` if every step is (targets ``(T', B)``).
         baseline: ``baseline(seq_len) -> float``, the loss of the best
@@ -306,6 +313,17 @@ class Task:
             far below it.
         defaults: training settings (field names of
             :class:`rhn.train.TrainConfig`) with which an RHN solves the task.
+        held_out: ``None`` for a task generated afresh at every step; for a
+            task on a fixed data set, the names of its validation and test
+            splits, ``(valid, test)``: ``generate(..., split=name)`` returns a
+            whole split, training batches come from ``split="train"``, the
+            evaluations during training score the validation split (the
+            history's ``valid_loss``, repeated in its ``test_loss``), and the
+            final ``test_loss`` is the test split at the weights with the best
+            validation loss.
+        init_head: ``None``, or ``init_head(head)`` sets up the model's output
+            layer (an ``nn.Linear``) before training, e.g. so that the untrained
+            model already predicts like the baseline.
     """
 
     name: str
@@ -316,6 +334,8 @@ class Task:
     readout: str
     baseline: Callable[[int], float]
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    held_out: tuple[str, str] | None = None
+    init_head: Callable[[torch.nn.Linear], None] | None = None
 
     def __post_init__(self) -> None:
         # Read-only, so that no caller can change a registered task's defaults.
@@ -362,6 +382,30 @@ TASKS: dict[str, Task] = {
         readout="last",
         baseline=lambda seq_len: temporal_order_baseline(),
         defaults={"seq_len": 50, "depth": 2, "steps": 600},
+    ),
+    # Real music, a fixed data set (rhn.chorales): next-step prediction of
+    # piano rolls, every model at the same parameter budget by default.
+    "chorales": Task(
+        name="chorales",
+        generate=chorales.generate,
+        input_size=chorales.HIGHEST - chorales.LOWEST + 1,
+        output_size=chorales.HIGHEST - chorales.LOWEST + 1,
+        loss="frame_nll",
+        readout="all",
+        baseline=lambda seq_len: chorales.baseline_nll(chorales.load("test")),
+        defaults={
+            "hidden_size": None,
+            "num_params": 40_000,
+            "depth": 4,
+            "transform_bias": -2.0,
+            "steps": 500,
+            "batch_size": 16,
+            "lr": 3e-3,
+            "eval_every": 25,
+            "patience": 6,
+        },
+        held_out=("valid", "test"),
+        init_head=chorales.init_head,
     ),
 }
 """The tasks by name. ``defaults`` are settings of :class:`rhn.train.TrainConfig`."""

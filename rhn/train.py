@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _checks, _cli
+from . import _checks, _cli, chorales
 from .baselines import MODELS, build_model, count_parameters, matched_hidden_size
 from .tasks import Task, get_task
 
@@ -73,7 +73,7 @@ class TrainConfig:
     Use :meth:`for_task` to start from a task's own defaults.
     """
 
-    task: str = "adding"  # a name in rhn.tasks.TASKS: adding, copy, temporal_order
+    task: str = "adding"  # in rhn.tasks.TASKS: adding, copy, temporal_order, chorales
     seq_len: int = 100  # sequence length T handed to the task's generator
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
     depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
@@ -103,6 +103,9 @@ class TrainConfig:
     out: str | None = None  # directory for metrics.json and checkpoint.pt
     checkpoint_every: int = 0  # also checkpoint every this many steps (0: at end)
     progress: bool = True  # show a tqdm progress bar with the live loss
+    dropout: float = 0.0  # RHN variational dropout (input, state, output); 0: off
+    patience: int = 0  # early stop after this many evaluations without a better
+    # held-out loss, keeping the best weights; 0: off
 
     def __post_init__(self) -> None:
         self.task = get_task(self.task).name
@@ -169,6 +172,8 @@ class TrainConfig:
         _checks.boolean("cuda_graph", self.cuda_graph)
         if self.out is not None:
             self.out = str(self.out)
+        self.dropout = _checks.probability("dropout", self.dropout)
+        self.patience = _checks.positive_int("patience", self.patience, minimum=0)
 
     @classmethod
     def for_task(cls, task: str, **overrides: Any) -> TrainConfig:
@@ -186,6 +191,8 @@ class TrainConfig:
         defaults = dict(get_task(task).defaults)
         if overrides.get("num_params") is not None and "hidden_size" not in overrides:
             defaults["hidden_size"] = None  # a budget replaces the default size
+        if overrides.get("hidden_size") is not None and "num_params" not in overrides:
+            defaults["num_params"] = None  # a size replaces the default budget
         return cls(task=task, **{**defaults, **overrides})
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,17 +283,25 @@ def make_model(
         kwargs.update(depth=config.depth)
     if config.model == "lstm":
         kwargs.update(forget_bias=config.forget_bias)
+    if config.model == "rhn" and config.dropout > 0:
+        rate = config.dropout
+        kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
     H = config.hidden_size
     if H is None:
         H = matched_hidden_size(
             config.model, task.input_size, config.num_params, **kwargs
         )
     core = build_model(config.model, task.input_size, H, device=device, **kwargs)
-    return SequenceModel(core, task.output_size, readout=task.readout)
+    model = SequenceModel(core, task.output_size, readout=task.readout)
+    if task.init_head is not None:
+        task.init_head(model.head)
+    return model
 
 
 def _loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     prediction = prediction.float()  # the loss in float32 even under autocast
+    if task.loss == "frame_nll":  # piano rolls, padding marked in the targets
+        return chorales.task_loss(prediction, target)
     if task.loss == "mse":
         return F.mse_loss(prediction, target.float())
     return F.cross_entropy(prediction.reshape(-1, task.output_size), target.reshape(-1))
@@ -300,11 +315,20 @@ class TrainResult:
         model: the trained :class:`SequenceModel` (in eval mode).
         history: per-step ``step``/``train_loss`` lists and per-evaluation
             ``eval_step``/``test_loss`` (and ``test_accuracy`` for
-            classification with ``readout="last"``) lists.
+            classification with ``readout="last"``) lists. On a task with
+            ``held_out`` splits (the chorales) the evaluations score the
+            validation split, never the test split: their losses are in
+            ``valid_loss``, and ``test_loss`` repeats them under the name the
+            other tasks use.
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
             final held-out loss), ``baseline``, ``diverged`` (see
             :func:`train`), ``steps``, ``seconds``, ``device``,
-            ``num_params``, ``hidden_size``, ...
+            ``num_params``, ``hidden_size``, ... With ``patience``, the model
+            is the one of the best evaluation, ``best_step`` says when that
+            was and ``test_loss`` is its held-out loss. On a task with
+            ``held_out`` splits (the chorales), the evaluations score the
+            validation split, ``valid_loss`` is the validation loss of the
+            model returned and ``test_loss`` its loss on the test split.
     """
 
     model: nn.Module
@@ -333,6 +357,11 @@ def _evaluate(
     was_training = model.training
     model.eval()
     x, y = data
+    if task.loss == "frame_nll":  # a whole split at once: NLL per frame
+        with autocast():
+            pred = model(x)
+        model.train(was_training)
+        return {"test_loss": _loss(task, pred, y).item()}
     B = y.shape[-1]
     total, correct = 0.0, 0
     for start in range(0, B, chunk):
@@ -592,12 +621,17 @@ class _Run:
         )
         # Two independent streams: even seeds train, odd seeds test.
         self.batches = torch.Generator().manual_seed(2 * config.seed)
+        held_out = {}
+        if self.task.held_out is not None:  # a fixed data set: its validation split
+            held_out = {"split": self.task.held_out[0]}
         self.test_data = self.task.generate(
             config.eval_samples,
             config.seq_len,
             seed=2 * config.seed + 1,
             device=self.device,
+            **held_out,
         )
+        self.best: dict[str, Any] | None = None  # best held-out loss (patience)
         self._setup_precision()
         self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
         if config.cuda_graph:
@@ -608,6 +642,8 @@ class _Run:
             "eval_step": [],
             "test_loss": [],
         }
+        if self.task.held_out is not None:  # the evaluations score validation
+            self.history["valid_loss"] = []
         self.step = 0
         self.seconds = 0.0
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
@@ -630,6 +666,15 @@ class _Run:
         )
 
     def _check_cuda_graph(self) -> None:
+        # The captured optimizer step reads the learning rate from one tensor;
+        # before torch 2.4 the LR scheduler replaced that tensor instead of
+        # filling it, so the graph would keep the first rate without a word.
+        version = torch.torch_version.TorchVersion(torch.__version__)
+        if version < (2, 4):
+            raise ValueError(
+                f"cuda_graph=True needs torch >= 2.4 (its LR schedulers update a "
+                f"tensor learning rate in place), got torch {torch.__version__}"
+            )
         if self.device.type != "cuda":
             raise ValueError(
                 f"cuda_graph=True needs a CUDA device, got device {self.device}"
@@ -657,7 +702,11 @@ class _Run:
         self.batches.set_state(state["batch_generator"])
         torch.set_rng_state(state["torch_rng"])
         self.history = state["history"]
+        if self.task.held_out is not None and "valid_loss" not in self.history:
+            # a checkpoint written before the key existed: the same numbers
+            self.history["valid_loss"] = list(self.history["test_loss"])
         self.step, self.seconds = int(state["step"]), float(state["seconds"])
+        self.best = state.get("best")
 
     def train_step(self) -> float:
         """One optimiser step on a fresh batch; returns the batch's loss."""
@@ -725,12 +774,55 @@ class _Run:
         return loss_value
 
     def evaluate(self) -> dict[str, float]:
-        """Score the held-out set and append the scores to the history."""
+        """Score the held-out set and append the scores to the history.
+
+        On a task with ``held_out`` splits the set is the validation split,
+        and its loss is also returned and recorded as ``valid_loss``.
+        """
         scores = _evaluate(self.model, self.task, self.test_data, self.autocast)
+        if self.task.held_out is not None:
+            scores["valid_loss"] = scores["test_loss"]
         self.history["eval_step"].append(self.step)
         for key, value in scores.items():
             self.history.setdefault(key, []).append(value)
+        if self.config.patience and (
+            self.best is None or scores["test_loss"] < self.best["loss"]
+        ):
+            weights = {
+                k: v.detach().clone() for k, v in self.model.state_dict().items()
+            }
+            self.best = {
+                "loss": scores["test_loss"],
+                "step": self.step,
+                "model": weights,
+            }
         return scores
+
+    def out_of_patience(self) -> bool:
+        """Whether ``patience`` evaluations have passed without a better loss."""
+        if not self.config.patience or self.best is None:
+            return False
+        since = sum(s > self.best["step"] for s in self.history["eval_step"])
+        return since >= self.config.patience
+
+    def held_out_metrics(self) -> dict[str, Any]:
+        """With early stopping, the best step and loss; on a fixed data set, the
+        validation loss and the test split's loss (of the model as it is)."""
+        out: dict[str, Any] = {}
+        if self.best is not None:
+            # the held-out set also chose these weights
+            out.update(best_step=self.best["step"], test_loss=self.best["loss"])
+        if self.task.held_out is not None:
+            out["valid_loss"] = out.pop("test_loss", self.history["test_loss"][-1])
+            test = self.task.generate(
+                self.config.eval_samples,
+                self.config.seq_len,
+                device=self.device,
+                split=self.task.held_out[1],
+            )
+            scores = _evaluate(self.model, self.task, test, self.autocast)
+            out["test_loss"] = scores["test_loss"]
+        return out
 
     def save_checkpoint(self) -> None:
         """Write everything a resumed run needs to ``out/checkpoint.pt``."""
@@ -747,6 +839,7 @@ class _Run:
             "history": self.history,
             "step": self.step,
             "seconds": self.seconds,
+            "best": self.best,
         }
         tmp = out / (CHECKPOINT_NAME + ".tmp")
         torch.save(state, tmp)
@@ -795,7 +888,7 @@ class _Run:
                 stopped = (
                     config.stop_loss is not None
                     and scores["test_loss"] < config.stop_loss
-                )
+                ) or self.out_of_patience()
             self.seconds = time.perf_counter() - start
             if bar is not None:
                 self._show_progress(bar, event)
@@ -837,7 +930,9 @@ class _Run:
         if "test_loss" in event or self.step % 10 == 0:
             postfix = {"loss": f"{event['train_loss']:.4f}"}
             if self.history["test_loss"]:
-                postfix["test"] = f"{self.history['test_loss'][-1]:.4f}"
+                # what the evaluations score: the validation split on a data set
+                label = "test" if self.task.held_out is None else "valid"
+                postfix[label] = f"{self.history['test_loss'][-1]:.4f}"
             bar.set_postfix(postfix, refresh=False)
 
     def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:
@@ -865,6 +960,11 @@ class _Run:
         }
         if "test_accuracy" in history:
             metrics["test_accuracy"] = history["test_accuracy"][-1]
+        if self.task.held_out is not None:
+            # the evaluations scored the validation split; the test split is
+            # scored only at the end (held_out_metrics), so a run that stops on
+            # an error has no test loss
+            metrics["valid_loss"], metrics["test_loss"] = test_loss, None
         if error is not None:
             metrics["error"] = error
         return metrics
@@ -881,9 +981,12 @@ class _Run:
         if not self.history["eval_step"] or self.history["eval_step"][-1] != self.step:
             self.evaluate()  # stopped early between evaluations
         self.model.eval()
-        metrics = self.metrics()
         if self.config.out is not None:
-            self.save_checkpoint()
+            self.save_checkpoint()  # to resume from: the last weights (and the best)
+        if self.best is not None:  # early stopping: back to the best weights
+            self.model.load_state_dict(self.best["model"])
+        metrics = {**self.metrics(), **self.held_out_metrics()}
+        if self.config.out is not None:
             self._write_metrics(metrics)
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
 

@@ -40,6 +40,7 @@ CHAPTER_LABELS = {
     "08_gradient_flow": "ch-gradient-flow",
     "09_training": "ch-training",
     "10_making_it_fast": "ch-fast",
+    "11_chorales": "ch-chorales",
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the

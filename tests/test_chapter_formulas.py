@@ -1,4 +1,4 @@
-"""Formulas derived in chapters 1 and 6 (text and exercises), checked a second way."""
+"""Formulas derived in chapters 1 and 5-8 (text and exercises), checked a second way."""
 
 import math
 
@@ -71,3 +71,97 @@ def test_zero_weight_cell_decays_by_one_minus_sigmoid_bias(b_T, D, T):
         s = cell(torch.randn(3, 2, dtype=torch.float64), s)  # inputs are ignored
     factor = (1 - 1 / (1 + math.exp(-b_T))) ** (D * T)
     torch.testing.assert_close(s, factor * s0)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+@pytest.mark.parametrize("gate_bias", [0.0, -2.0])
+def test_highway_jacobian_formula(activation, gate_bias):
+    # ch. 5, eq. (eq-highway-jacobian):
+    # diag(1 - t) + diag(t f'(a_H)) W_H + diag((h - x) t (1 - t)) W_T
+    torch.manual_seed(5)
+    layer = rhn.Highway(7, activation=activation, gate_bias=gate_bias).double()
+    x = torch.randn(7, dtype=torch.float64)
+    W, b = layer.weight.detach(), layer.bias.detach()
+    a_H = W[:7] @ x + b[:7]
+    t = torch.sigmoid(W[7:] @ x + b[7:])
+    h = torch.tanh(a_H) if activation == "tanh" else torch.relu(a_H)
+    f_prime = 1 - h**2 if activation == "tanh" else (a_H > 0).double()
+    J = (
+        torch.diag(1 - t)
+        + (t * f_prime)[:, None] * W[:7]
+        + ((h - x) * t * (1 - t))[:, None] * W[7:]
+    )
+    torch.testing.assert_close(J, torch.func.jacrev(layer)(x), rtol=0, atol=1e-12)
+
+
+def test_zero_weight_highway_stack_keeps_half_the_gradient():
+    # ch. 5, exercise 1: (1 - sigma(b))^50 = 1/2 at b = logit(1 - 2^(-1/50)) ~ -4.27
+    p = 1 - 2 ** (-1 / 50)
+    b = math.log(p / (1 - p))
+    assert -4.28 < b < -4.26
+    layers = [rhn.Highway(3, gate_bias=b).double() for _ in range(50)]
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    y = x
+    for layer in layers:
+        with torch.no_grad():
+            layer.weight.zero_()
+        y = layer(y)
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    torch.testing.assert_close(grad, torch.full_like(grad, 0.5))
+
+
+def _depth_one_cell(seed: int) -> tuple:
+    torch.manual_seed(seed)
+    cell = rhn.RHNCell(3, 9, 1).double()
+    with torch.no_grad():
+        cell.recurrent_bias(0).normal_(std=2.0)  # gates anywhere in (0, 1)
+    x = torch.randn(3, dtype=torch.float64)
+    s = torch.rand(9, dtype=torch.float64) * 2 - 1
+    return cell, x, s
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_depth_one_disc_centres_and_radii(seed):
+    # ch. 7, eq. (eq-rhnjac-discs), against the discs of the autograd Jacobian
+    cell, x, s = _depth_one_cell(seed)
+    J = torch.func.jacrev(lambda s_: cell(x, s_))(s)  # numerator layout
+    H = 9
+    W, R = cell.weight_ih.detach(), cell.recurrent_weight(0).detach()
+    b = cell.recurrent_bias(0).detach()
+    a = W @ x + R @ s + b
+    h, t = torch.tanh(a[:H]), torch.sigmoid(a[H:])
+    rows = (t * (1 - h**2))[:, None] * R[:H] + ((h - s) * t * (1 - t))[:, None] * R[H:]
+    centres = (1 - t) + rows.diagonal()
+    radii = rows.abs().sum(1) - rows.diagonal().abs()
+    off = ~torch.eye(H, dtype=torch.bool)
+    torch.testing.assert_close(J.diagonal(), centres, rtol=0, atol=1e-12)
+    torch.testing.assert_close((J * off).abs().sum(1), radii, rtol=0, atol=1e-12)
+    # ch. 7, exercise 1: r_i <= t_i (||R_H row||_1 + 2 (1 - t_i) ||R_T row||_1)
+    bound = t * ((R[:H] * off).abs().sum(1) + 2 * (1 - t) * (R[H:] * off).abs().sum(1))
+    assert torch.all(radii <= bound + 1e-12)
+
+
+def test_first_order_product_of_near_identity_micro_layers():
+    # ch. 7, exercise 2: J_{D-1} ... J_0 = I + sum_k E_k + O(E^2)
+    torch.manual_seed(4)
+    eye = torch.eye(6, dtype=torch.float64)
+    errors = []
+    for scale in (1e-2, 1e-3):
+        Es = [scale * torch.randn(6, 6, dtype=torch.float64) for _ in range(5)]
+        product = eye
+        for E in Es:
+            product = (eye + E) @ product
+        errors.append((product - eye - sum(Es)).abs().max().item())
+        assert errors[-1] < 0.1 * sum(Es).abs().max().item()  # much smaller than E
+    assert errors[1] < 0.03 * errors[0]  # second order: 10x smaller E, ~100x error
+
+
+def test_bias_that_matches_the_carry_across_depths():
+    # ch. 8, exercise 1: (1 - sigma(b))^10 = 1 - sigma(-2) gives b ~ -4.36,
+    # close to b_1 - log D = -2 - log 10
+    carry = 1 - 1 / (1 + math.exp(2.0))
+    p = 1 - carry ** (1 / 10)
+    b = math.log(p / (1 - p))
+    assert -4.37 < b < -4.35
+    assert (1 - 1 / (1 + math.exp(-b))) ** 10 == pytest.approx(carry, rel=1e-12)
+    assert abs(b - (-2 - math.log(10))) < 0.1

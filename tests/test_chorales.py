@@ -180,3 +180,246 @@ def test_regeneration_reproduces_the_shipped_file(tmp_path):
     assert part.riemenschneider == tuple(
         tuple(x for x in ns if x <= 12) for ns in shipped.riemenschneider[:n]
     )
+
+
+# ------------------------------------------------------- the training hook
+
+
+def test_task_generate_marks_padding_in_the_targets():
+    from rhn.tasks import TASKS
+
+    task = TASKS["chorales"]
+    assert task.held_out == ("valid", "test") and task.loss == "frame_nll"
+    x, y = task.generate(8, 100, seed=3)
+    x2, y2 = task.generate(8, 100, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(x, x2) and torch.equal(y, y2)
+    assert x.shape == y.shape and x.shape[1:] == (8, 46)
+    mask = y[..., 0] >= 0
+    # padding is -1 in every pitch, real frames are 0/1, inputs are shifted
+    assert set(y[~mask].unique().tolist()) <= {-1.0}
+    assert set(y[mask].unique().tolist()) <= {0.0, 1.0}
+    assert torch.equal(x[1:][mask[1:]], y[:-1][mask[1:]])
+    assert x[0].abs().sum() == 0
+    # the validation split comes whole, in its stored order
+    xv, yv = task.generate(8, 100, split="valid")
+    valid = chorales.load("valid")
+    assert yv.shape[1] == len(valid)
+    assert int((yv[..., 0] >= 0).sum()) == valid.num_frames
+    torch.testing.assert_close(
+        chorales.task_loss(torch.zeros_like(yv), yv),
+        chorales.frame_nll(torch.zeros_like(yv), *valid.padded()),
+    )
+    with pytest.raises(ValueError, match="num_samples"):
+        task.generate(1000, 100)
+
+
+def test_untrained_model_predicts_like_the_baseline():
+    from rhn.train import TrainConfig, make_model
+
+    config = TrainConfig.for_task("chorales", hidden_size=8, device="cpu")
+    model = make_model(config)
+    valid = chorales.load("valid")
+    x, y, m = chorales.next_step(*valid.padded())
+    with torch.no_grad():
+        nll = chorales.frame_nll(model(x), y, m).item()
+    assert nll == pytest.approx(chorales.baseline_nll(valid), rel=1e-5)
+
+
+def test_early_stopping_keeps_the_best_weights_and_scores_the_test_split():
+    from rhn.train import TrainConfig, train
+
+    config = TrainConfig.for_task(
+        "chorales",
+        hidden_size=4,
+        model="gru",
+        steps=40,
+        eval_every=1,
+        patience=2,
+        lr=0.3,  # a step size that overshoots, so the validation loss turns up
+        batch_size=4,
+        progress=False,
+        device="cpu",
+    )
+    result = train(config)
+    h, m = result.history, result.metrics
+    best = min(range(len(h["test_loss"])), key=h["test_loss"].__getitem__)
+    assert m["valid_loss"] == h["test_loss"][best]
+    # the history names what the evaluations scored: the validation split
+    assert h["valid_loss"] == h["test_loss"] and len(h["valid_loss"]) == len(
+        h["eval_step"]
+    )
+    assert m["best_step"] == h["eval_step"][best]
+    # it stopped two evaluations after the best one
+    assert m["steps"] < 40 and h["eval_step"][-1] == m["best_step"] + 2
+    # the returned model is the best one, and test_loss is its test-split NLL
+    valid, test = chorales.load("valid"), chorales.load("test")
+    with torch.no_grad():
+        for split, key in ((valid, "valid_loss"), (test, "test_loss")):
+            x, y, mask = chorales.next_step(*split.padded())
+            nll = chorales.frame_nll(result.model(x), y, mask).item()
+            assert nll == pytest.approx(m[key], rel=1e-5)
+    assert m["baseline"] == pytest.approx(chorales.baseline_nll(test))
+
+
+def test_only_tasks_on_a_data_set_record_valid_loss():
+    from rhn.train import TrainConfig, train
+
+    small = dict(hidden_size=4, steps=2, eval_every=1, progress=False, device="cpu")
+    adding = train(TrainConfig.for_task("adding", eval_samples=8, **small))
+    assert "valid_loss" not in adding.history
+    music = train(TrainConfig.for_task("chorales", batch_size=2, **small))
+    assert len(music.history["valid_loss"]) == 2
+
+
+def test_a_diverged_run_does_not_report_its_validation_loss_as_test_loss(
+    tmp_path, monkeypatch
+):
+    import json
+
+    from rhn.train import TrainConfig, train
+
+    real = chorales.task_loss
+    calls = []
+
+    def breaks_at_the_third_training_step(prediction, targets):
+        loss = real(prediction, targets)
+        if prediction.requires_grad:  # training, not an evaluation
+            calls.append(1)
+            if len(calls) == 3:
+                return loss * float("nan")
+        return loss
+
+    monkeypatch.setattr(chorales, "task_loss", breaks_at_the_third_training_step)
+    config = TrainConfig.for_task(
+        "chorales",
+        hidden_size=4,
+        batch_size=2,
+        steps=5,
+        eval_every=1,
+        progress=False,
+        device="cpu",
+        out=str(tmp_path),
+    )
+    with pytest.raises(FloatingPointError, match="step 3"):
+        train(config)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["diverged"] is True and metrics["test_loss"] is None
+    assert metrics["valid_loss"] == metrics["history"]["valid_loss"][-1]
+
+
+def test_a_batch_larger_than_the_training_split_names_the_batch_size():
+    from rhn.train import TrainConfig, train
+
+    config = TrainConfig.for_task(
+        "chorales", hidden_size=4, batch_size=500, progress=False, device="cpu"
+    )
+    with pytest.raises(ValueError, match="batch size.*210.*got 500"):
+        train(config)
+
+
+def test_dropout_reaches_the_rhn_and_is_checked():
+    from rhn.train import TrainConfig, make_model
+
+    core = make_model(
+        TrainConfig.for_task("chorales", hidden_size=8, dropout=0.2, device="cpu")
+    ).core
+    assert core.input_dropout == core.state_dropout == core.output_dropout == 0.2
+    with pytest.raises(ValueError, match="dropout"):
+        TrainConfig.for_task("chorales", dropout=1.5)
+    with pytest.raises(ValueError, match="patience"):
+        TrainConfig.for_task("chorales", patience=-1)
+
+
+def test_command_line_train_writes_test_loss_and_baseline(tmp_path, capsys):
+    import json
+
+    from rhn.__main__ import main
+
+    out = tmp_path / "run"
+    argv = ["train", "--task", "chorales", "--model", "dtrnn", "--hidden-size", "4"]
+    argv += ["--steps", "3", "--eval-every", "1", "--no-progress", "--device", "cpu"]
+    assert main([*argv, "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["task"] == "chorales" and metrics["config"]["patience"] == 6
+    assert metrics["baseline"] == pytest.approx(
+        chorales.baseline_nll(chorales.load("test"))
+    )
+    assert 0 < metrics["test_loss"] and (out / "checkpoint.pt").exists()
+    history = metrics["history"]
+    assert history["valid_loss"] == history["test_loss"]
+    assert metrics["valid_loss"] == min(history["valid_loss"])
+    # the printed summary shows the validation loss that chose the weights
+    printed = json.loads(capsys.readouterr().out.split("\nwrote")[0])
+    assert printed["valid_loss"] == metrics["valid_loss"]
+    assert printed["best_step"] == metrics["best_step"]
+
+
+def test_command_line_data_rebuilds_a_prefix(tmp_path, capsys):
+    pytest.importorskip("music21")
+    from rhn.__main__ import main
+
+    path = tmp_path / "c.npz"
+    assert (
+        main(["data", "chorales", "--limit", "3", "--no-progress", "--out", str(path)])
+        == 0
+    )
+    assert "3 chorales" in capsys.readouterr().out
+    part = chorales.load("all", path=path)
+    assert part.names == chorales.load("all").names[:3]
+
+
+def test_resuming_an_early_stopping_run_reproduces_it(tmp_path):
+    from rhn.train import TrainConfig, load_checkpoint, train
+
+    def config(out):
+        return TrainConfig.for_task(
+            "chorales",
+            model="gru",
+            hidden_size=4,
+            steps=6,
+            eval_every=1,
+            patience=10,
+            batch_size=4,
+            progress=False,
+            device="cpu",
+            out=str(out),
+        )
+
+    whole = train(config(tmp_path / "whole"))
+    # stop after 3 steps, then resume from the checkpoint to the end
+    train(config(tmp_path / "part"), callback=lambda event: event["step"] >= 3)
+    saved = load_checkpoint(tmp_path / "part" / "checkpoint.pt")
+    assert saved["step"] == 3 and saved["best"]["step"] <= 3
+    # a checkpoint from before the history had valid_loss still resumes whole
+    del saved["history"]["valid_loss"]
+    torch.save(saved, tmp_path / "part" / "checkpoint.pt")
+    resumed = train(
+        config(tmp_path / "part"), resume=tmp_path / "part" / "checkpoint.pt"
+    )
+    assert resumed.history["test_loss"] == whole.history["test_loss"]
+    assert resumed.history["valid_loss"] == whole.history["valid_loss"]
+    assert resumed.metrics["test_loss"] == whole.metrics["test_loss"]
+    assert resumed.metrics["best_step"] == whole.metrics["best_step"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--limit", "3"], "--limit needs --out"),
+        (["--limit", "0", "--out", "x.npz"], "--limit must be an int >= 1, got 0"),
+        (["--out", "."], "--out must be a file name"),
+        (["--out", "missing/c.npz"], "--out must be in an existing directory"),
+    ],
+)
+def test_command_line_data_refuses_bad_values_before_parsing(
+    argv, message, tmp_path, monkeypatch, capsys
+):
+    from rhn.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    shipped = chorales._data_path().read_bytes()
+    assert main(["data", "chorales", "--no-progress", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m rhn data: error: ")
+    assert message in err
+    assert chorales._data_path().read_bytes() == shipped  # never touched

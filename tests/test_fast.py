@@ -458,3 +458,40 @@ def test_bench_cli_rejects_gpu_models_on_the_cpu(capsys):
     assert rhn.bench.main(argv) == 2
     err = capsys.readouterr().err
     assert "CUDA only" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+@pytest.mark.parametrize("masked", [False, True])
+def test_low_precision_branches_are_exact_without_rounding(coupled, masked):
+    # The autocast code path has its own branches (state rounded into a
+    # separate buffer, product added into y, products of z in the low dtype,
+    # weight gradients summed per chunk). The 4 eps tests above cannot see a
+    # term that is wrong by less than that; here the same branches run with
+    # float64 as the "low" dtype, so no rounding happens and they must match
+    # the reference to float64 precision (and pass gradcheck).
+    G, H, D, T, B = (2 if coupled else 3), 3, 3, 5, 2
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(B, H, **dt, requires_grad=True)
+    weights = [torch.randn(G * H, H, **dt).mul(0.5).requires_grad_() for _ in range(D)]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.tensor([[0.0, 2.0, 2.0], [2.0, 2.0, 0.0]], **dt) if masked else None
+
+    def low_path(x_proj, s0, *params):
+        return fast.RHNLayerFunction.apply(
+            x_proj, s0, mask, coupled, torch.float64, *params
+        )
+
+    params = (*weights, *biases)
+    want = fast.reference_layer(
+        x_proj, s0, weights, biases, coupled=coupled, state_mask=mask
+    )
+    got = low_path(x_proj, s0, *params)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
+    assert torch.autograd.gradcheck(low_path, (x_proj, s0, *params))
+    with torch.no_grad():  # the inference branch: biases added out of place
+        S, _ = fast._forward(
+            x_proj, s0, mask, coupled, weights, biases, keep=False, low=torch.float64
+        )
+    torch.testing.assert_close(S[0][1:], want[0], **TOL[torch.float64])

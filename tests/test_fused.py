@@ -82,8 +82,10 @@ def _signature(names, pointers, constexprs):
     return sig
 
 
-@pytest.mark.parametrize("low", ["bf16", "fp32"])
-def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, low):
+@pytest.mark.parametrize(
+    ("low", "work"), [("bf16", "fp32"), ("fp32", "fp32"), ("fp64", "fp64")]
+)
+def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, low, work):
     # The interpreter checks what the kernels compute; this checks that the
     # compiler accepts them: Triton compiles to a cubin for an sm_80 GPU
     # (A100) with its bundled ptxas, no GPU or driver needed.
@@ -98,7 +100,8 @@ def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, low):
         pytest.skip("this process runs Triton's interpreter")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")  # the default, stated
-    work = "fp32"
+    # work: the state's dtype (fp64 for a float64 model, as chapter 10's
+    # Triton check runs on a GPU); low: the products' dtype
     cases = [
         (
             fused._micro_forward_kernel,

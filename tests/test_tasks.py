@@ -114,10 +114,14 @@ def test_temporal_order_layout():
 def test_registry():
     for name, task in tasks.TASKS.items():
         assert tasks.get_task(name) is task and task.name == name
-        x, y = task.generate(3, task.defaults["seq_len"], seed=0)
+        seq_len = task.defaults.get("seq_len", 100)  # chorales: whole pieces
+        x, y = task.generate(3, seq_len, seed=0)
         assert x.shape[1:] == (3, task.input_size)
-        assert y.shape == ((3,) if task.readout == "last" else (x.shape[0], 3))
-        assert task.baseline(task.defaults["seq_len"]) > 0
+        if task.loss == "frame_nll":  # one target frame per step
+            assert y.shape == (x.shape[0], 3, task.output_size)
+        else:
+            assert y.shape == ((3,) if task.readout == "last" else (x.shape[0], 3))
+        assert task.baseline(seq_len) > 0
         if task.loss == "cross_entropy":
             assert 0 <= int(y.min()) and int(y.max()) < task.output_size
     with pytest.raises(TypeError):

@@ -79,6 +79,13 @@ def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
 # --- cuda_graph=True: the training step of rhn.graphs.GraphedStep ------------
 
 
+def test_cuda_graph_needs_a_torch_whose_scheduler_fills_the_lr(monkeypatch):
+    # see test_scheduler_changes_a_captured_tensor_learning_rate_in_place
+    monkeypatch.setattr(torch, "__version__", "2.3.1+cu121")
+    with pytest.raises(ValueError, match=r"cuda_graph=True needs torch >= 2.4"):
+        train_mod.train(config(cuda_graph=True))
+
+
 def test_cuda_graph_needs_cuda():
     with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
         train_mod.train(config(cuda_graph=True))
@@ -104,3 +111,24 @@ def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
     graphed = train_mod.train(config(cuda_graph=True, steps=12, eval_every=6))
     eager = train_mod.train(config(steps=12, eval_every=6))
     assert graphed.history == eager.history
+
+
+def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():
+    # With cuda_graph=True on CUDA, rhn.train gives Adam a tensor learning
+    # rate (capturable=True) that the captured optimizer step reads from its
+    # address. The LambdaLR schedule must therefore fill that very tensor: a
+    # scheduler that put a new object into the param group instead would leave
+    # the graph on the first rate, silently. (CPU stand-in: capturable off.)
+    cfg = config(steps=10, lr_schedule="cosine")
+    param = torch.nn.Parameter(torch.zeros(3))
+    lr = torch.tensor(cfg.lr)
+    opt = torch.optim.Adam([param], lr=lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, train_mod._schedule(cfg))
+    factor = train_mod._schedule(cfg)
+    for step in range(1, 6):
+        param.grad = torch.ones(3)
+        opt.step()
+        sched.step()
+        assert opt.param_groups[0]["lr"] is lr
+        assert float(lr) == pytest.approx(cfg.lr * factor(step), rel=1e-6)
+    assert float(lr) < cfg.lr  # the schedule really moved it

@@ -140,3 +140,29 @@ def test_continuation_double_backward_and_empty_batch():
     loss = out.sum() + final.sum() + sum(w.sum() for w in weights) * 0
     grads = torch.autograd.grad(loss, [x_proj, s0, *weights, *biases])
     assert all(not g.any() for g in grads)
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+def test_several_programs_and_a_partial_block(coupled):
+    # B * H = 1050 > BLOCK = 1024: two programs, the second one mostly masked
+    # off, and rows of H = 350 that straddle the block boundary; the small
+    # tests above fit in one program and would not see a wrong offset.
+    torch.manual_seed(4)
+    G, H, D, T, B = (2 if coupled else 3), 350, 2, 2, 3
+    assert B * H > fused.BLOCK
+    dt = {"dtype": torch.float64}
+    x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
+    s0 = torch.randn(B, H, **dt, requires_grad=True)
+    weights = [
+        torch.randn(G * H, H, **dt).mul(H**-0.5).requires_grad_() for _ in range(D)
+    ]
+    biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
+    mask = torch.randint(0, 2, (B, H)).to(torch.float64) * 2.0
+    args, inputs = (x_proj, s0, weights, biases), [x_proj, s0, *weights, *biases]
+    results = []
+    for layer in (fused.rhn_layer, fast.reference_layer):
+        out, final = layer(*args, coupled=coupled, state_mask=mask)
+        loss = out.pow(2).sum() + final.sum()
+        results.append([out, final, *torch.autograd.grad(loss, inputs)])
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(a, b, **TOL64)
