@@ -78,6 +78,10 @@ _HISTORY_KEYS = (
 )
 
 
+# Config fields that hold a name, which TrainConfig reads case-insensitively.
+_NAMES = frozenset({"task", "model", "lr_schedule", "device"})
+
+
 def uses_field(model: str, field: str) -> bool:
     """Whether ``model`` reads the config field ``field``.
 
@@ -110,6 +114,9 @@ def _check_grid(grid: object) -> dict[str, list[Any]]:
             )
         if len(values) == 0:
             raise ValueError(f"grid[{name!r}] must hold at least one value, got []")
+        if name in _NAMES:  # case-insensitive, as TrainConfig takes them: the
+            # rules of uses_field compare model names, so "LSTM" must be "lstm"
+            values = [v.strip().lower() if isinstance(v, str) else v for v in values]
         if len(set(map(repr, values))) != len(values):
             raise ValueError(f"grid[{name!r}] repeats a value: {list(values)}")
         out[name] = list(values)

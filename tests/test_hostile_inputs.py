@@ -253,3 +253,24 @@ def test_names_are_case_insensitive_in_the_api():
         "adding",
         "constant",
     )
+
+
+def test_sweep_grid_names_are_case_insensitive_like_train():
+    # "LSTM" was kept as given, so the rule "forget_bias is swept for the LSTM
+    # only" did not see an LSTM: its forget_bias=1 runs were silently dropped.
+    from rhn.experiments import sweep
+    from rhn.train import TrainConfig
+
+    base = TrainConfig.for_task(
+        "adding", seq_len=4, hidden_size=3, steps=1, batch_size=2,
+        eval_samples=4, progress=False, device="cpu",
+    )  # fmt: skip
+    record = sweep(base, {"model": ["LSTM", "GRU"], "forget_bias": [None, 1.0]}, [0])
+    settings = [run["setting"] for run in record["runs"]]
+    assert settings == [
+        {"model": "lstm", "forget_bias": None},
+        {"model": "lstm", "forget_bias": 1.0},
+        {"model": "gru"},
+    ]
+    with pytest.raises(ValueError, match="repeats"):
+        sweep(base, {"model": ["rhn", "RHN"]}, [0])
