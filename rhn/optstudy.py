@@ -294,20 +294,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="depth",
         help="depth: RHN vs DT-RNN over depths; dropout: where the mask is drawn",
     )
-    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--num-params", type=int, default=8000)
-    p.add_argument("--task", default="adding")
-    p.add_argument("--seq-len", type=int, default=30)
-    p.add_argument("--steps", type=int, default=400)
-    p.add_argument("--eval-every", type=int, default=50)
-    p.add_argument("--lr", type=float, default=5e-3)
+    # Options of the depth study only; None marks one left out, so that
+    # --study dropout can refuse them instead of silently ignoring them.
+    depth_only = {
+        "depths": [1, 2, 4, 8],
+        "num_params": 8000,
+        "task": "adding",
+        "seq_len": 30,
+        "steps": 400,
+        "eval_every": 50,
+        "lr": 5e-3,
+    }
+    kinds = {"depths": int, "task": str, "lr": float}
+    for name, default in depth_only.items():
+        p.add_argument(
+            "--" + name.replace("_", "-"),
+            type=kinds.get(name, int),
+            nargs="+" if name == "depths" else None,
+            default=None,
+            help=f"depth study only (default: {default})",
+        )
     p.add_argument("--out", required=True, help="path of the JSON to write")
     p.add_argument(
         "--overwrite", action="store_true", help="replace an existing --out file"
     )
     a = p.parse_args(argv)
+    given = [name for name in depth_only if getattr(a, name) is not None]
+    if a.study == "dropout" and given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        return _cli.fail(
+            prog,
+            f"--study dropout runs the fixed settings of its chapter and takes "
+            f"only --seeds, --out and --overwrite, got {flags}",
+        )
+    for name, default in depth_only.items():
+        if getattr(a, name) is None:
+            setattr(a, name, default)
     try:
+        for name in ("depths", "seeds"):
+            values = getattr(a, name)
+            if len(set(values)) != len(values):
+                raise ValueError(f"--{name} repeats a value: {values}")
         for d in a.depths:
             _checks.positive_int("--depths", d)
         for seed in a.seeds:

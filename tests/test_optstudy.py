@@ -102,6 +102,10 @@ def test_command_line_errors_are_one_line_and_existing_results_are_kept(
         ["--out", str(tmp_path)],  # a directory
         ["--out", str(out)],  # an earlier study
         ["--task", "nope", "--steps", "1", "--out", str(tmp_path / "b.json")],
+        # duplicates trained the same runs twice; dropout ignored depth options
+        ["--depths", "1", "1", "--out", str(tmp_path / "a.json")],
+        ["--seeds", "0", "0", "--out", str(tmp_path / "a.json")],
+        ["--study", "dropout", "--steps", "5", "--out", str(tmp_path / "a.json")],
     ]
     for argv in cases:
         assert main(["optstudy", *argv]) == 2, argv
