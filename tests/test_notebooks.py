@@ -62,6 +62,9 @@ def test_chapter_9_fetches_its_results_when_opened_alone(tmp_path, monkeypatch):
     assert fetched == [f"{raw}/main/book/results/09_adding_models.json"]
     assert len(namespace["models"]["runs"]) == 15
     assert (tmp_path / "results" / "09_adding_models.json").exists()
+    assert [p.name for p in (tmp_path / "results").iterdir()] == [
+        "09_adding_models.json"
+    ]  # no partial download left behind
     fetched.clear()
     namespace["load_result"]("09_adding_models.json")  # now found, not fetched
     assert fetched == []
