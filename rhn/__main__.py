@@ -462,7 +462,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         print(line, file=sys.stderr, flush=True)
 
     try:
-        seeds = [int(s) for s in args.pop("seeds").split(",") if s.strip()]
+        seeds = [int(s) for s in args.pop("seeds").split(",")]  # "0,,1": an error
     except ValueError:
         return fail("--seeds must be comma-separated ints, e.g. 0,1,2")
     grid: dict[str, list[object]] = {}

@@ -181,6 +181,7 @@ def test_cli_sweep_end_to_end(tmp_path, capsys):
         (["--grid", "amp=yes"], "true or false"),
         (["--seed", "1"], "--seeds"),
         (["--resume"], "no sweep to continue"),
+        (["--seeds", "0,,1"], "comma-separated ints"),  # was read as 0,1
     ],
 )
 def test_cli_sweep_errors(tmp_path, capsys, argv, words):
