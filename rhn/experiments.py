@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from . import _checks
+from . import _checks, _cli
 from .train import TrainConfig, train
 
 __all__ = [
@@ -176,21 +176,19 @@ def _environment() -> dict[str, Any]:
 
 
 def _check_writable(path: Path) -> None:
-    """Raise a ``ValueError`` naming ``out`` unless ``path`` can be written."""
-    if path.is_dir():
-        raise ValueError(f"out must be a file name, got the directory {str(path)!r}")
-    existed = path.exists()
+    """Raise a ``ValueError`` naming ``out`` unless ``path`` can be written.
+
+    Missing parent directories are created, as writing the JSON would.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a"):  # "a": an existing file is not truncated
-            pass
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise ValueError(
-            f"out must be a file that can be written, got {str(path)!r} ({reason})"
+            f"out must be in a directory that can be created, got {str(path)!r} "
+            f"({reason})"
         ) from err
-    if not existed:
-        path.unlink()
+    _cli.writable_file("out", path)
 
 
 def _resumable(
