@@ -185,8 +185,7 @@ def _check_writable(path: Path) -> None:
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise ValueError(
-            f"out must be a file that can be written, got {str(path)!r} "
-            f"({reason})"
+            f"out must be a file that can be written, got {str(path)!r} ({reason})"
         ) from err
     _cli.writable_file("out", path)
 
