@@ -193,33 +193,39 @@ class RHNCell(nn.Module):
         return s
 
     def forward(self, x: torch.Tensor, s: torch.Tensor | None = None) -> torch.Tensor:
-        x = _checks.float_tensor("x", x)
-        if x.dim() not in (1, 2) or x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"x must have shape (B, I) or unbatched (I,) with I = "
-                f"{self.input_size}, got {_checks.shape_str(x.shape)}"
-            )
-        _checks.same_dtype("x", x, self.weight_ih)
-        unbatched = x.dim() == 1
-        if unbatched:
-            x = x.unsqueeze(0)
-        if s is None:
-            s = x.new_zeros(x.shape[0], self.hidden_size)
-        else:
-            s = self._check_cell_state(s, x, unbatched)
-        s = self.step(F.linear(x, self.weight_ih), s)
-        return s.squeeze(0) if unbatched else s
-
-    def _check_cell_state(
-        self, s: object, x: torch.Tensor, unbatched: bool
-    ) -> torch.Tensor:
-        return _check_cell_state(s, x, unbatched, self.hidden_size)
+        return _cell_forward(self, x, s)
 
     def extra_repr(self) -> str:
         return (
             f"{self.input_size}, {self.hidden_size}, depth={self.depth}, "
             f"coupled={self.coupled}, transform_bias={self.transform_bias}"
         )
+
+
+def _cell_forward(
+    cell: RHNCell | DTRNNCell, x: torch.Tensor, s: torch.Tensor | None
+) -> torch.Tensor:
+    """One step of ``cell`` (an :class:`RHNCell` or a :class:`DTRNNCell`).
+
+    Checks ``x`` and ``s``, projects the input with ``weight_ih`` and runs the
+    cell's micro-layers (``cell.step``); unbatched in, unbatched out.
+    """
+    x = _checks.float_tensor("x", x)
+    if x.dim() not in (1, 2) or x.shape[-1] != cell.input_size:
+        raise ValueError(
+            f"x must have shape (B, I) or unbatched (I,) with I = "
+            f"{cell.input_size}, got {_checks.shape_str(x.shape)}"
+        )
+    _checks.same_dtype("x", x, cell.weight_ih)
+    unbatched = x.dim() == 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    if s is None:
+        s = x.new_zeros(x.shape[0], cell.hidden_size)
+    else:
+        s = _check_cell_state(s, x, unbatched, cell.hidden_size)
+    s = cell.step(F.linear(x, cell.weight_ih), s)
+    return s.squeeze(0) if unbatched else s
 
 
 def _check_cell_state(
@@ -563,22 +569,7 @@ class DTRNNCell(nn.Module):
         return s
 
     def forward(self, x: torch.Tensor, s: torch.Tensor | None = None) -> torch.Tensor:
-        x = _checks.float_tensor("x", x)
-        if x.dim() not in (1, 2) or x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"x must have shape (B, I) or unbatched (I,) with I = "
-                f"{self.input_size}, got {_checks.shape_str(x.shape)}"
-            )
-        _checks.same_dtype("x", x, self.weight_ih)
-        unbatched = x.dim() == 1
-        if unbatched:
-            x = x.unsqueeze(0)
-        if s is None:
-            s = x.new_zeros(x.shape[0], self.hidden_size)
-        else:
-            s = _check_cell_state(s, x, unbatched, self.hidden_size)
-        s = self.step(F.linear(x, self.weight_ih), s)
-        return s.squeeze(0) if unbatched else s
+        return _cell_forward(self, x, s)
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, depth={self.depth}"
