@@ -198,6 +198,28 @@ def _close(a, b, rel=REL) -> bool:
     return bool(np.all(np.abs(a - b) <= rel * np.maximum(np.abs(b).max(), 1e-300)))
 
 
+def _same_eigenvalues(out: dict, J: torch.Tensor, rel=REL) -> bool:
+    """The eigenvalues the page draws are those of ``J`` (as a multiset).
+
+    Each eigenvalue of ``J`` (LAPACK) is paired with the nearest unpaired one
+    from the browser (ml-matrix); every pair must agree to ``rel`` of the
+    spectral radius.
+    """
+    ref = torch.linalg.eigvals(J).numpy()
+    got = list(
+        np.asarray(out["eigenvalues_re"]) + 1j * np.asarray(out["eigenvalues_im"])
+    )
+    if len(got) != len(ref):
+        return False
+    for z in ref:
+        dist = [abs(z - g) for g in got]
+        i = int(np.argmin(dist))
+        if dist[i] > rel * np.abs(ref).max():
+            return False
+        got.pop(i)
+    return True
+
+
 @needs_node
 def test_js_rhn_jacobian_matches_rhn_analysis():
     fig = widgets.rhn_jacobian_widget()
@@ -216,6 +238,7 @@ def test_js_rhn_jacobian_matches_rhn_analysis():
         assert _close(out["jacobian"], J.flatten()), v
         assert _close(out["centres"], centres) and _close(out["radii"], radii), v
         assert abs(out["spectral_radius"] - rho) <= REL * rho, v
+        assert _same_eigenvalues(out, J), v
 
 
 @needs_node
@@ -233,6 +256,7 @@ def test_js_rnn_jacobian_matches_rhn_analysis():
         assert _close(out["jacobian"], J.flatten()), v
         assert _close(out["centres"], centres) and _close(out["radii"], radii), v
         assert abs(out["spectral_radius"] - rho) <= REL * rho, v
+        assert _same_eigenvalues(out, J), v
 
 
 @needs_node

@@ -21,6 +21,8 @@ const out = settings.map((v) => {
   return {
     jacobian: Array.from(J),
     spectral_radius: sp.rho,
+    eigenvalues_re: Array.from(sp.re),
+    eigenvalues_im: Array.from(sp.im),
     centres: Array.from(sp.centres),
     radii: Array.from(sp.radii),
   };

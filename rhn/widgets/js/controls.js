@@ -1,5 +1,5 @@
 // Sliders and toggles, built from the specification that Python sends
-// (rhn.widgets._base.Slider / Toggle). Native <input type="range"> elements:
+// (rhn.widgets.interactive._slider / _toggle). Native <input type="range"> elements:
 // continuous (step "any") where the quantity is, keyboard and touch friendly
 // (targets 48 px tall, above the 44 px that mobile guidelines ask).
 

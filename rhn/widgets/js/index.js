@@ -1,5 +1,5 @@
 // The anywidget front end of rhn.widgets: one ES module for the three
-// interactive figures of the book. Python (rhn/widgets/_widgets.py) sends the
+// interactive figures of the book. Python (rhn/widgets/interactive.py) sends the
 // model's numbers (`data`) and the slider setting (`values`); everything
 // drawn is computed here, in the browser, by numerics.js.
 //

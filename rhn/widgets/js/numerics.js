@@ -1,6 +1,8 @@
 // The numerics of the interactive figures, in float64, written to follow
-// rhn.cells.RHNCell, rhn.analysis and rhn.gradflow line by line: the browser
-// tests compare every number below with the Python package.
+// rhn.cells.RHNCell, rhn.analysis and rhn.gradflow line by line: the unit
+// tests (under Node.js) compare the Jacobians, the disc centres and radii, the
+// eigenvalues, the spectral radius and the gradient norms with the Python
+// package; the browser tests compare all but the Jacobians and eigenvalues.
 //
 // Matrices are flat row-major Float64Arrays (or plain arrays) with their shape
 // passed alongside; R[k] of an RHN cell is the (G*H, H) recurrent weight of
