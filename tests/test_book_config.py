@@ -56,7 +56,7 @@ import sys
 if importlib.util.find_spec("rhn") is None:
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q",
-         "rhn @ git+{url}"],
+         "rhn[widgets] @ git+{url}"],
         check=True,
     )
     importlib.invalidate_caches()
@@ -243,7 +243,7 @@ def test_setup_cell_installs_rhn_only_when_missing(monkeypatch, capsys):
         "pip",
         "install",
         "-q",
-        f"rhn @ git+{REPO_URL}",
+        f"rhn[widgets] @ git+{REPO_URL}",
     ]
     assert kwargs == {"check": True}
 
