@@ -377,36 +377,9 @@ class RHN(nn.Module):
     def forward(
         self, x: torch.Tensor, state: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        x, unbatched = _checks.sequence(x, self.input_size, self.batch_first)
-        _checks.same_dtype("x", x, self.cells[0].weight_ih)
-        T, B, _ = x.shape
-        H = self.hidden_size
-        if state is None:
-            state = x.new_zeros(self.num_layers, B, H)
-        else:
-            state = _checks.state(state, self.num_layers, B, H, unbatched, x)
-        drop = self.training
-        layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
-        finals = []
-        run_layer = _select_run_layer(self.impl, x) or self._run_layer
-        for layer, cell in enumerate(self.cells):
-            if drop and self.input_dropout > 0:
-                mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
-                layer_input = layer_input * mask  # same mask at every step
-            state_mask = None
-            if drop and self.state_dropout > 0:
-                state_mask = _dropout_mask(self.state_dropout, (B, H), x)
-            layer_input, s = run_layer(cell, layer_input, state[layer], state_mask)
-            finals.append(s)
-        output = layer_input  # (T, B, H)
-        if drop and self.output_dropout > 0:
-            output = output * _dropout_mask(self.output_dropout, (B, H), x)
-        state = torch.stack(finals)  # (N, B, H)
-        if unbatched:
-            return output.squeeze(1), state.squeeze(1)
-        if self.batch_first:
-            output = output.transpose(0, 1)
-        return output, state
+        return _stacked_forward(
+            self, x, state, lambda x: _select_run_layer(self.impl, x) or RHN._run_layer
+        )
 
     @staticmethod
     def _run_layer(
@@ -455,6 +428,49 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
 
         return fused.run_layer
     return fast.run_layer  # same result as the loop, see rhn/fast.py
+
+
+def _stacked_forward(
+    model: RHN | DTRNN,
+    x: torch.Tensor,
+    state: torch.Tensor | None,
+    pick_run_layer: Callable[[torch.Tensor], Callable[..., object]],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The forward of :class:`RHN` and :class:`DTRNN`: checks, layers, dropout.
+
+    ``pick_run_layer(x)`` returns the function that runs one layer over the
+    sequence (the plain loop, or the fast or Triton path for the RHN).
+    """
+    x, unbatched = _checks.sequence(x, model.input_size, model.batch_first)
+    _checks.same_dtype("x", x, model.cells[0].weight_ih)
+    T, B, _ = x.shape
+    H = model.hidden_size
+    if state is None:
+        state = x.new_zeros(model.num_layers, B, H)
+    else:
+        state = _checks.state(state, model.num_layers, B, H, unbatched, x)
+    drop = model.training
+    layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
+    finals = []
+    run_layer = pick_run_layer(x)
+    for layer, cell in enumerate(model.cells):
+        if drop and model.input_dropout > 0:
+            mask = _dropout_mask(model.input_dropout, layer_input.shape[1:], x)
+            layer_input = layer_input * mask  # same mask at every step
+        state_mask = None
+        if drop and model.state_dropout > 0:
+            state_mask = _dropout_mask(model.state_dropout, (B, H), x)
+        layer_input, s = run_layer(cell, layer_input, state[layer], state_mask)
+        finals.append(s)
+    output = layer_input  # (T, B, H)
+    if drop and model.output_dropout > 0:
+        output = output * _dropout_mask(model.output_dropout, (B, H), x)
+    state = torch.stack(finals)  # (N, B, H)
+    if unbatched:
+        return output.squeeze(1), state.squeeze(1)
+    if model.batch_first:
+        output = output.transpose(0, 1)
+    return output, state
 
 
 class DTRNNCell(nn.Module):
@@ -642,35 +658,7 @@ class DTRNN(nn.Module):
     def forward(
         self, x: torch.Tensor, state: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        x, unbatched = _checks.sequence(x, self.input_size, self.batch_first)
-        _checks.same_dtype("x", x, self.cells[0].weight_ih)
-        T, B, _ = x.shape
-        H = self.hidden_size
-        if state is None:
-            state = x.new_zeros(self.num_layers, B, H)
-        else:
-            state = _checks.state(state, self.num_layers, B, H, unbatched, x)
-        drop = self.training
-        layer_input = x  # (T, B, I) for layer 0, then (T, B, H)
-        finals = []
-        for layer, cell in enumerate(self.cells):
-            if drop and self.input_dropout > 0:
-                mask = _dropout_mask(self.input_dropout, layer_input.shape[1:], x)
-                layer_input = layer_input * mask  # same mask at every step
-            state_mask = None
-            if drop and self.state_dropout > 0:
-                state_mask = _dropout_mask(self.state_dropout, (B, H), x)
-            layer_input, s = RHN._run_layer(cell, layer_input, state[layer], state_mask)
-            finals.append(s)
-        output = layer_input  # (T, B, H)
-        if drop and self.output_dropout > 0:
-            output = output * _dropout_mask(self.output_dropout, (B, H), x)
-        state = torch.stack(finals)  # (N, B, H)
-        if unbatched:
-            return output.squeeze(1), state.squeeze(1)
-        if self.batch_first:
-            output = output.transpose(0, 1)
-        return output, state
+        return _stacked_forward(self, x, state, lambda x: RHN._run_layer)
 
     def extra_repr(self) -> str:
         parts = [
