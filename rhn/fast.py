@@ -57,6 +57,7 @@ by itself.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -429,53 +430,85 @@ class RHNLayerFunction(torch.autograd.Function):
         low: torch.dtype | None,
         *params: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        D = (len(params) + 1) // 2
-        weights, biases = list(params[:D]), list(params[D:])
-        with _autocast_off(x_proj.device.type):
-            S, Y = _forward(x_proj, s0, mask, coupled, weights, biases, True, low)
-        ctx.coupled = coupled
-        ctx.depth = D
-        ctx.low = low
-        ctx.save_for_backward(x_proj, s0, mask, *params, *S, *Y)
-        # The output is a slab of the saved state buffer S[0]; a copy (cheap
-        # next to the loop) lets the caller modify it in place, as with the
-        # plain loop, without corrupting what the backward reads.
-        return S[0][1:].clone(), S[0][-1].clone()
+        return _node_forward(ctx, _forward, x_proj, s0, mask, coupled, low, params)
 
     @staticmethod
     def backward(
         ctx: Any, grad_out: torch.Tensor, grad_final: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
-        D = ctx.depth
-        x_proj, s0, mask, *rest = ctx.saved_tensors
-        weights = rest[:D]
-        S, Y = rest[2 * D - 1 : 3 * D - 1], rest[3 * D - 1 :]
-        if torch.is_grad_enabled():  # create_graph=True: see _double_backward
-            return _double_backward(ctx, grad_out, grad_final, x_proj, s0, mask, rest)
-        need_weights = any(ctx.needs_input_grad[5:])
-        with _autocast_off(x_proj.device.type):
-            grad_x_proj, grad_s0, grad_w, grad_b = _backward(
-                grad_out,
-                grad_final,
-                S,
-                Y,
-                mask,
-                ctx.coupled,
-                weights,
-                need_weights,
-                ctx.low,
-            )
-        if not need_weights:
-            grad_w, grad_b = [None] * D, [None] * (D - 1)
-        return (
-            grad_x_proj.to(x_proj.dtype),
-            grad_s0.to(s0.dtype),
-            None,
-            None,
-            None,
-            *grad_w,
-            *grad_b,
+        return _node_backward(ctx, _backward, grad_out, grad_final)
+
+
+def _node_forward(
+    ctx: Any,
+    run: Callable[..., tuple[list[torch.Tensor], list[torch.Tensor]]],
+    x_proj: torch.Tensor,
+    s0: torch.Tensor,
+    mask: torch.Tensor | None,
+    coupled: bool,
+    low: torch.dtype | None,
+    params: tuple[torch.Tensor, ...],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The forward of a one-layer autograd node around the loop ``run``.
+
+    ``run`` is :func:`_forward` here or its Triton twin in :mod:`rhn.fused`;
+    both take and return the same buffers, so the node's bookkeeping is one.
+    """
+    D = (len(params) + 1) // 2
+    weights, biases = list(params[:D]), list(params[D:])
+    with _autocast_off(x_proj.device.type):
+        S, Y = run(x_proj, s0, mask, coupled, weights, biases, True, low)
+    ctx.coupled = coupled
+    ctx.depth = D
+    ctx.low = low
+    ctx.save_for_backward(x_proj, s0, mask, *params, *S, *Y)
+    # The output is a slab of the saved state buffer S[0]; a copy (cheap
+    # next to the loop) lets the caller modify it in place, as with the
+    # plain loop, without corrupting what the backward reads.
+    return S[0][1:].clone(), S[0][-1].clone()
+
+
+def _node_backward(
+    ctx: Any,
+    run: Callable[..., tuple[Any, ...]],
+    grad_out: torch.Tensor,
+    grad_final: torch.Tensor,
+) -> tuple[torch.Tensor | None, ...]:
+    """The backward of the node of :func:`_node_forward`, with the loop ``run``.
+
+    ``run`` is :func:`_backward` or its Triton twin; a backward that builds a
+    graph (``create_graph=True``) goes through :func:`_double_backward`.
+    """
+    D = ctx.depth
+    x_proj, s0, mask, *rest = ctx.saved_tensors
+    weights = rest[:D]
+    S, Y = rest[2 * D - 1 : 3 * D - 1], rest[3 * D - 1 :]
+    if torch.is_grad_enabled():  # create_graph=True: see _double_backward
+        return _double_backward(ctx, grad_out, grad_final, x_proj, s0, mask, rest)
+    need_weights = any(ctx.needs_input_grad[5:])
+    with _autocast_off(x_proj.device.type):
+        grad_x_proj, grad_s0, grad_w, grad_b = run(
+            grad_out,
+            grad_final,
+            S,
+            Y,
+            mask,
+            ctx.coupled,
+            weights,
+            need_weights,
+            ctx.low,
         )
+    if not need_weights:
+        grad_w, grad_b = [None] * D, [None] * (D - 1)
+    return (
+        grad_x_proj.to(x_proj.dtype),
+        grad_s0.to(s0.dtype),
+        None,
+        None,
+        None,
+        *grad_w,
+        *grad_b,
+    )
 
 
 def _double_backward(

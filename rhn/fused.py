@@ -311,42 +311,17 @@ class TritonLayerFunction(torch.autograd.Function):
         low: torch.dtype | None,
         *params: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        D = (len(params) + 1) // 2
-        weights, biases = list(params[:D]), list(params[D:])
-        with fast._autocast_off(x_proj.device.type):
-            S, Y = _layer_forward(x_proj, s0, mask, coupled, weights, biases, True, low)
-        ctx.coupled, ctx.depth, ctx.low = coupled, D, low
-        ctx.save_for_backward(x_proj, s0, mask, *params, *S, *Y)
-        return S[0][1:].clone(), S[0][-1].clone()
+        return fast._node_forward(
+            ctx, _layer_forward, x_proj, s0, mask, coupled, low, params
+        )
 
     @staticmethod
     def backward(
         ctx: Any, grad_out: torch.Tensor, grad_final: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
-        D = ctx.depth
-        x_proj, s0, mask, *rest = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True: differentiable recompute
-            return fast._double_backward(
-                ctx, grad_out, grad_final, x_proj, s0, mask, rest
-            )
-        weights = rest[:D]
-        S, Y = rest[2 * D - 1 : 3 * D - 1], rest[3 * D - 1 :]
-        need_weights = any(ctx.needs_input_grad[5:])
-        with fast._autocast_off(x_proj.device.type):
-            grad_x_proj, grad_s0, grad_w, grad_b = _layer_backward(
-                grad_out.contiguous(), grad_final, S, Y, mask, ctx.coupled,
-                weights, need_weights, ctx.low,
-            )  # fmt: skip
-        if not need_weights:
-            grad_w, grad_b = [None] * D, [None] * (D - 1)
-        return (
-            grad_x_proj.to(x_proj.dtype),
-            grad_s0.to(s0.dtype),
-            None,
-            None,
-            None,
-            *grad_w,
-            *grad_b,
+        # the kernels index the gradient as one contiguous block
+        return fast._node_backward(
+            ctx, _layer_backward, grad_out.contiguous(), grad_final
         )
 
 
