@@ -54,7 +54,9 @@ def machine() -> dict[str, Any]:
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "threads": torch.get_num_threads(),
         "python": platform.python_version(),
-        "variables": {k: os.environ[k] for k in ARITHMETIC_VARIABLES if k in os.environ},
+        "variables": {
+            k: os.environ[k] for k in ARITHMETIC_VARIABLES if k in os.environ
+        },
     }
 
 
@@ -73,7 +75,5 @@ def parse_seeds(text: str) -> list[int]:
             f"seeds must look like 0-9 or 0,1,2 (non-negative integers), got {text!r}"
         ) from None
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise ValueError(
-            f"seeds must be distinct non-negative integers, got {text!r}"
-        )
+        raise ValueError(f"seeds must be distinct non-negative integers, got {text!r}")
     return seeds

@@ -1,7 +1,8 @@
 """``python -m rhn.studies NAME --seeds 0-9 --out FILE``: run one study, write JSON.
 
-NAME is ``spirals`` (chapter 5) or ``race`` (chapter 8). The file gets the
-study's settings and runs, and the machine that made them
+NAME is ``spirals`` (chapter 5), ``race`` (chapter 8), or ``rerun`` with
+``--check CHECK``, one of the live reruns of :mod:`rhn.studies.reruns`. The
+file gets the study's settings and runs, and the machine that made them
 (:func:`rhn.studies.machine`). ``tools/portable.py record`` runs this command
 under several arithmetic variants of the CPU and merges the files.
 """
@@ -18,8 +19,9 @@ from . import machine, parse_seeds
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rhn.studies", description=__doc__)
-    parser.add_argument("study", choices=["spirals", "race"])
-    parser.add_argument("--seeds", default="0-9", help="e.g. 0-9 or 0,1,2 (default 0-9)")
+    parser.add_argument("study", choices=["spirals", "race", "rerun"])
+    parser.add_argument("--check", help="with rerun: the check's name")
+    parser.add_argument("--seeds", default="0-9", help="0-9 or 0,1,2")
     parser.add_argument("--out", required=True, help="JSON file to write (atomically)")
     args = parser.parse_args(argv)
     try:
@@ -29,11 +31,20 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         parser.error(f"--out: the folder {str(out.parent)!r} does not exist")
-    if args.study == "spirals":
-        from . import spirals as study
+    if args.study == "rerun":
+        from . import reruns
+
+        try:
+            curves, saved = reruns.run(args.check)
+        except ValueError as e:
+            parser.error(f"--check: {e}")
+        record = {"settings": {"check": args.check}, "curves": curves, "saved": saved}
     else:
-        from . import race as study
-    record = study.run(seeds)
+        if args.study == "spirals":
+            from . import spirals as study
+        else:
+            from . import race as study
+        record = study.run(seeds)
     record["machine"] = machine()
     part = out.with_name(out.name + ".part")
     part.write_text(json.dumps(record))

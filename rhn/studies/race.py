@@ -1,4 +1,4 @@
-r"""A short race on the adding problem, with gradient norms before and after (chapter 8).
+r"""A short race on the adding problem, gradient norms before and after (chapter 8).
 
 RNN, LSTM (forget-gate bias from PyTorch's initialisation, and +1), GRU and an
 RHN (``D = 3``, ``b_T = -4``) at one parameter budget (an LSTM with 32 units)
@@ -59,26 +59,49 @@ def run(
     for label, (name, kwargs) in models.items():
         for seed in seeds:
             config = TrainConfig(
-                task="adding", seq_len=seq_len, model=name, hidden_size=None,
-                num_params=budget, steps=steps, batch_size=32, lr=lr,
-                lr_schedule="constant", eval_every=eval_every, eval_samples=500,
-                seed=seed, progress=False, threads=1, device="cpu", amp=False,
+                task="adding",
+                seq_len=seq_len,
+                model=name,
+                hidden_size=None,
+                num_params=budget,
+                steps=steps,
+                batch_size=32,
+                lr=lr,
+                lr_schedule="constant",
+                eval_every=eval_every,
+                eval_samples=500,
+                seed=seed,
+                progress=False,
+                threads=1,
+                device="cpu",
+                amp=False,
                 **kwargs,
             )
             torch.manual_seed(config.seed)  # the initial weights train() draws
             initial = make_model(config).core
             result = train(config)
-            runs.append({
-                "model": label, "seed": seed,
-                "history": {"eval_step": list(result.history["eval_step"]),
-                            "test_loss": list(result.history["test_loss"])},
-                "before": gradient_norms(initial, x_test).tolist(),
-                "after": gradient_norms(result.model.core, x_test).tolist(),
-            })
+            runs.append(
+                {
+                    "model": label,
+                    "seed": seed,
+                    "history": {
+                        "eval_step": list(result.history["eval_step"]),
+                        "test_loss": list(result.history["test_loss"]),
+                    },
+                    "before": gradient_norms(initial, x_test).tolist(),
+                    "after": gradient_norms(result.model.core, x_test).tolist(),
+                }
+            )
     return {
-        "settings": {"seq_len": seq_len, "steps": steps, "eval_every": eval_every,
-                     "lr": lr, "num_params": budget, "batch_size": 32,
-                     "seeds": list(seeds), "models": {k: [n, kw] for k, (n, kw)
-                                                      in models.items()}},
+        "settings": {
+            "seq_len": seq_len,
+            "steps": steps,
+            "eval_every": eval_every,
+            "lr": lr,
+            "num_params": budget,
+            "batch_size": 32,
+            "seeds": list(seeds),
+            "models": {k: [n, kw] for k, (n, kw) in models.items()},
+        },
         "runs": runs,
     }

@@ -56,7 +56,10 @@ def spirals(
 
 
 def make_net(
-    kind: str, depth: int = 50, transform_bias: float = -2.0, seed: int = 0,
+    kind: str,
+    depth: int = 50,
+    transform_bias: float = -2.0,
+    seed: int = 0,
     width: int = 32,
 ) -> nn.Sequential:
     """Embedding, ``depth`` hidden layers of ``kind``, class scores; seeded."""
@@ -79,7 +82,10 @@ def make_net(
 def train_net(
     net: nn.Module,
     data: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
-    steps: int = 200, lr: float = 3e-3, seed: int = 0, every: int = 20,
+    steps: int = 200,
+    lr: float = 3e-3,
+    seed: int = 0,
+    every: int = 20,
     batch_size: int = 128,
 ) -> list[float]:
     """Adam on random batches of the training points; held-out loss every ``every``."""
@@ -133,13 +139,23 @@ def run(
         for seed in seeds:
             net = make_net(kind, depth=depth, transform_bias=bias, seed=seed)
             history = train_net(net, data, steps=steps, lr=lr, seed=seed, every=every)
-            run_ = {"kind": kind, "transform_bias": bias, "seed": seed,
-                    "history": history}
+            run_ = {
+                "kind": kind,
+                "transform_bias": bias,
+                "seed": seed,
+                "history": history,
+            }
             if kind == "highway":
                 run_["gates"] = mean_gates(net, x_test)
             runs.append(run_)
     return {
-        "settings": {"depth": depth, "steps": steps, "every": every, "lr": lr,
-                     "seeds": list(seeds), "settings": [list(s) for s in settings]},
+        "settings": {
+            "depth": depth,
+            "steps": steps,
+            "every": every,
+            "lr": lr,
+            "seeds": list(seeds),
+            "settings": [list(s) for s in settings],
+        },
         "runs": runs,
     }
