@@ -4,17 +4,15 @@ A reader's GPU may be anything from Colab's free T4 to an H100, and the fast
 choice differs between them. The decisions are made here, from the GPU's
 compute capability (``torch.cuda.get_device_capability``), in one place:
 
-==========================  =============================================
-compute capability          mixed precision (``TrainConfig(amp=None)``)
-==========================  =============================================
-8.0 and newer (A100, H100,  bfloat16 autocast: tensor cores for bfloat16,
-RTX 30xx/40xx, L4)          float32's range, so no loss scaling
-7.x (V100, T4, RTX 20xx)    float16 autocast with a ``GradScaler``: tensor
-                            cores for float16, none for bfloat16
-below 7.0 (P100, K80)       full precision: no tensor cores, so 16 bits
-                            would only add conversions
-==========================  =============================================
+- compute capability 8.0 and newer (A100, H100, L4, RTX 30xx and 40xx):
+  bfloat16 autocast, with tensor cores for bfloat16 and float32's range, so
+  no loss scaling;
+- 7.x (V100, T4, RTX 20xx): float16 autocast with a ``GradScaler``, as these
+  have tensor cores for float16 and none for bfloat16;
+- below 7.0 (P100, K80): full precision, as without tensor cores 16 bits
+  would only add conversions.
 
+This is what ``TrainConfig(amp=None)`` does (:func:`precision`).
 ``torch.cuda.is_bf16_supported()`` is not asked: by default it counts
 emulation and answers ``True`` on a T4 (7.5), where bfloat16 runs emulated
 and slowly. On the CPU mixed precision is off unless asked for
