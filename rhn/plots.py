@@ -85,7 +85,7 @@ MODEL_STYLES: dict[str, dict[str, str]] = {
     "gru": {"color": COLORS["gru"], "linestyle": "-.", "marker": "^"},
     "rnn": {"color": COLORS["rnn"], "linestyle": ":", "marker": "D"},
 }
-"""Colour, line style and marker of each model: two cues besides colour."""
+"""The colour, line style and marker of each model (two cues besides colour)."""
 
 # the cycle of lines that name no model: the other Okabe-Ito colours, each
 # with its own dash, so that these too differ by more than colour
