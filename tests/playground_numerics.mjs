@@ -58,9 +58,13 @@ if (req.op === "init") {
   out = req.settings.map((s) => {
     const tr = new Trainer({ ...req.data, data_seed: s.data_seed ?? req.data.data_seed }, s);
     const t0 = performance.now();
-    for (let i = 0; i < s.steps; i++) tr.step();
+    const trace = [];
+    for (let i = 1; i <= s.steps; i++) {
+      tr.step();
+      if (req.every && i % req.every === 0) trace.push([i, tr.recentLoss(0, req.window), tr.recentLoss(1, req.window)]);
+    }
     const ms = performance.now() - t0;
-    return { ...s, rhn: tr.recentLoss(0, req.window), rnn: tr.recentLoss(1, req.window), ms };
+    return { ...s, rhn: tr.recentLoss(0, req.window), rnn: tr.recentLoss(1, req.window), ms, trace };
   });
 } else {
   throw new Error(`unknown op ${req.op}`);
