@@ -14,19 +14,19 @@ from rhn.widgets.playground import PLAYGROUND_BUNDLE, PLAYGROUND_CLASS, Playgrou
 
 from .harness import PAGE
 
-# plays the widget for `ms` milliseconds from a fresh start and returns its numbers
-PLAY_JS = """async (ms) => {
-    const root = document.querySelector('.rhn-playground-root');
-    root.querySelector('button[name=reset]').click();
-    const play = root.querySelector('button[name=play]');
-    play.click();
-    await new Promise(r => setTimeout(r, ms));
-    play.click();
-    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-    return {
-        numbers: JSON.parse(root.dataset.rhnNumbers),
-        steps_per_s: Number(root.dataset.rhnStepsPerS),
-    };
+# resets the playground inside `root`, plays it to exactly `steps` training
+# steps (data-rhn-stop-at) and returns its numbers and measured steps per second
+PLAY_JS = """async ([root, steps]) => {
+    const w = root.querySelector('.rhn-playground-root');
+    w.dataset.rhnStopAt = String(steps);
+    w.querySelector('button[name=reset]').click();
+    w.querySelector('button[name=play]').click();
+    const numbers = () => JSON.parse(w.dataset.rhnNumbers);
+    while (numbers().steps < steps || numbers().playing) {
+        await new Promise(r => setTimeout(r, 100));
+        if (numbers().error) break;
+    }
+    return { numbers: numbers(), steps_per_s: Number(w.dataset.rhnStepsPerS) };
 }"""
 
 

@@ -16,7 +16,7 @@ import { Trainer } from "./playground_numerics.js";
 
 const BUDGET_MS = 12; // of the ~16.7 ms of a frame, the rest for drawing
 const WINDOW = 100; // steps averaged in the loss shown and reported
-const MAX_STEPS = 20000; // then it pauses by itself
+const MAX_STEPS = 20000; // then it pauses by itself, unless data-rhn-stop-at says otherwise
 
 const CSS = `
 .rhn-playground-buttons { display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 0.4em 0; }
@@ -123,11 +123,13 @@ function render({ model, el }) {
     if (playing) {
       const t0 = performance.now();
       if (timed.start === null) timed = { start: t0, steps: trainer.steps, ms: 0, done: 0 };
-      do trainOne(); while (playing && performance.now() - t0 < BUDGET_MS);
+      // data-rhn-stop-at (set by the browser tests) pauses at an exact step
+      const stopAt = Number(root.dataset.rhnStopAt || MAX_STEPS);
+      do trainOne(); while (playing && trainer.steps < stopAt && performance.now() - t0 < BUDGET_MS);
+      if (trainer.steps >= stopAt) setPlaying(false);
       // wall time since play was pressed, drawing included: the rate a reader sees
       timed.ms = performance.now() - timed.start;
       timed.done = trainer.steps - timed.steps;
-      if (trainer.steps >= MAX_STEPS) setPlaying(false);
     }
     draw();
     if (playing) schedule();

@@ -56,13 +56,13 @@ function smooth(a, w) {
 /** Loss (running mean over `window` steps, log scale) of both nets and the baseline. */
 export function lossPlot(parent) {
   const cv = canvas(parent, 600, 230, "training loss of the RHN and the RNN against the memoryless baseline");
-  const m = { left: 56, right: 12, top: 26, bottom: 40 };
+  const m = { left: 56, right: 24, top: 26, bottom: 40 };
   return (losses, baseline, labels, window) => {
     const { ctx, width, height } = cv;
     clear(cv);
     const n = Math.max(losses[0].length, 1);
     const xmax = Math.max(100, 2 ** Math.ceil(Math.log2(n)));
-    const [ylo, yhi] = [-3, 0]; // log10 of the loss
+    const [ylo, yhi] = [-3, 0.5]; // log10 of the loss: room for the legend above 1/6
     const px = (i) => m.left + (i / xmax) * (width - m.left - m.right);
     const py = (v) => {
       const l = Math.min(yhi, Math.max(ylo, Math.log10(Math.max(v, 1e-12))));
@@ -70,7 +70,7 @@ export function lossPlot(parent) {
     };
     ctx.strokeStyle = "#ddd";
     ctx.textAlign = "right";
-    for (let e = ylo; e <= yhi; e++) {
+    for (let e = ylo; e <= Math.floor(yhi); e++) {
       ctx.beginPath();
       ctx.moveTo(m.left, py(10 ** e));
       ctx.lineTo(width - m.right, py(10 ** e));
@@ -107,20 +107,23 @@ export function lossPlot(parent) {
     }
     ctx.setLineDash([]);
     ctx.lineWidth = 1;
-    // legend, bottom left inside the frame
+    // legend, top right inside the frame, above the baseline where no curve
+    // stays for long
+    ctx.textAlign = "left";
+    const lx = width - m.right - 330;
     labels.forEach((text, i) => {
-      const y = height - m.bottom - 10 - 16 * (labels.length - 1 - i);
+      const y = m.top + 18 + 17 * i;
       ctx.strokeStyle = series[i][0];
       ctx.setLineDash(series[i][1]);
       ctx.lineWidth = 2;
       ctx.beginPath();
-      ctx.moveTo(m.left + 8, y - 4);
-      ctx.lineTo(m.left + 36, y - 4);
+      ctx.moveTo(lx, y - 5);
+      ctx.lineTo(lx + 28, y - 5);
       ctx.stroke();
       ctx.setLineDash([]);
       ctx.lineWidth = 1;
       ctx.fillStyle = "#222";
-      ctx.fillText(text, m.left + 42, y);
+      ctx.fillText(text, lx + 34, y);
     });
   };
 }
