@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import torch
 
-from rhn import RHN, tasks
+from rhn import RHN, RNN, tasks
+from rhn.baselines import count_parameters
 from rhn.widgets import build, playground
 from rhn.widgets.playground import (
     PlaygroundNet,
@@ -79,24 +80,13 @@ def test_browser_starts_from_the_package_models(data, depth, bias):
 
 
 def test_matched_rnn_size_is_the_closest_count():
-    def rhn_count(h, d):
-        net, _ = playground_nets(d, hidden_size=h)
-        return sum(p.numel() for p in net.parameters())
-
-    def rnn_count(n):
-        _, net = playground_nets(1, hidden_size=16)
-        net = PlaygroundNet(
-            torch.nn.RNN(2, n), torch.nn.Linear(n, 1)
-        )  # same layout as rhn.RNN's
-        return sum(p.numel() for p in net.parameters())
-
     for h, d in [(16, 1), (16, 2), (16, 5), (8, 3)]:
-        target = rhn_count(h, d)
+        rhn_net, rnn_net = playground_nets(d, hidden_size=h)
+        target = count_parameters(rhn_net.body)
         n = matched_rnn_size(h, d)
-        best = min(abs(rnn_count(m) - target) for m in range(1, 80))
-        assert abs(rnn_count(n) - target) == best
-    _, rnn = playground_nets(2, hidden_size=16)
-    assert rnn.body.hidden_size == matched_rnn_size(16, 2)
+        assert rnn_net.body.hidden_size == n
+        best = min(abs(count_parameters(RNN(2, m)) - target) for m in range(1, 80))
+        assert abs(count_parameters(rnn_net.body) - target) == best
 
 
 # --- gradients and Adam against torch -------------------------------------------
@@ -154,7 +144,10 @@ def _torch_run(net: PlaygroundNet, batches, lr: float, clip: float) -> dict:
             }
         )
         opt.step()
-    return {"steps": steps, "params": {n: p.detach().clone() for n, p in params.items()}}
+    return {
+        "steps": steps,
+        "params": {n: p.detach().clone() for n, p in params.items()},
+    }
 
 
 @needs_node
@@ -196,9 +189,8 @@ def test_gradients_and_adam_agree_with_torch(data, depth, bias, T, clip):
         for n, p in want["params"].items():
             assert _rel(got[kind]["params"][n], p.flatten().numpy()) < REL, (kind, n)
         # the weights moved: a test of Adam, not of the initial state
-        assert got[kind]["params"] != _node(
-            {"op": "init", "data": data, "depth": depth, "transform_bias": bias}
-        )[kind]
+        start = {"op": "init", "data": data, "depth": depth, "transform_bias": bias}
+        assert got[kind]["params"] != _node(start)[kind]
     if clip:
         assert clipped, "no step was clipped: the clip path was not tested"
 
@@ -245,7 +237,8 @@ def test_browser_batches_are_adding_problems(T):
     values, markers = xs[..., 0], xs[..., 1]
     half = T // 2
     assert ((values >= 0) & (values < 1)).all()
-    assert (markers[:, :half].sum(1) == 1).all() and (markers[:, half:].sum(1) == 1).all()
+    assert (markers[:, :half].sum(1) == 1).all()
+    assert (markers[:, half:].sum(1) == 1).all()
     np.testing.assert_allclose(ys, (values * markers).sum(1), rtol=0, atol=1e-15)
     # fresh numbers at every batch, and the same for the same seed
     assert len({tuple(b["y"]) for b in got}) == 20

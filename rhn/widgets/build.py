@@ -59,7 +59,12 @@ def build(
     # relative paths: esbuild writes them into nothing, but keep the call
     # independent of where the repository lives
     subprocess.run(
-        [str(esbuild), str(Path(source).relative_to(REPO)), *FLAGS, f"--outfile={outfile}"],
+        [
+            str(esbuild),
+            str(Path(source).relative_to(REPO)),
+            *FLAGS,
+            f"--outfile={outfile}",
+        ],
         cwd=REPO,
         check=True,
     )
@@ -85,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             fresh = build(Path(tmp) / bundle.name, source=source).read_bytes()
         if not bundle.is_file() or fresh != bundle.read_bytes():
-            print(f"{bundle} is stale: run python -m rhn.widgets.build", file=sys.stderr)
+            print(
+                f"{bundle} is stale: run python -m rhn.widgets.build", file=sys.stderr
+            )
             stale = 1
         else:
             print(f"{bundle} is up to date")

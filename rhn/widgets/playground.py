@@ -17,8 +17,8 @@ of it:
   the browser takes the first ``D`` micro-layers for depth ``D``; it sets the
   transform-gate biases to the slider's :math:`b_T` and the other biases to
   0, which is what ``RHN(..., transform_bias=b_T)`` does. For each depth, a
-  tanh RNN (:class:`rhn.RNN`) whose hidden size gives the parameter count
-  closest to the RHN's (:func:`matched_rnn_size`), with the same read-out.
+  tanh RNN (:class:`rhn.RNN`) whose core has the parameter count closest to
+  the RHN's (:func:`matched_rnn_size`), with a read-out of its own.
   Both are sent as little-endian float64 in base64, so the browser starts
   from exactly the numbers :func:`playground_nets` builds.
 - **Batches**: not sent. The browser draws each batch of the adding problem
@@ -49,7 +49,7 @@ import traitlets
 from torch import nn
 
 from .. import _checks
-from ..baselines import RNN
+from ..baselines import RNN, count_parameters, matched_hidden_size
 from ..cells import RHN
 from ..tasks import adding_baseline
 from .interactive import _check_setting, _slider
@@ -101,17 +101,13 @@ class PlaygroundNet(nn.Module):
 
 
 def matched_rnn_size(hidden_size: int, depth: int, input_size: int = INPUT_SIZE) -> int:
-    """Hidden size of the tanh RNN whose parameter count (with the read-out) is
-    closest to that of a coupled RHN of ``hidden_size`` and ``depth``."""
+    """Hidden size of the tanh RNN with the parameter count closest to that of a
+    coupled RHN of ``hidden_size`` and ``depth`` (the recurrent cores, as
+    :func:`rhn.matched_hidden_size` counts them; the read-outs add ``H + 1``)."""
     H = _checks.positive_int("hidden_size", hidden_size)
     D = _checks.positive_int("depth", depth)
-    target = 2 * H * input_size + D * (2 * H * H + 2 * H) + H + 1
-
-    def count(n: int) -> int:  # W_ih, W_hh, two biases, read-out
-        return n * input_size + n * n + 2 * n + n + 1
-
-    n = max(1, int(math.isqrt(target)))
-    return min(range(max(1, n - 4), n + 4), key=lambda m: (abs(count(m) - target), m))
+    core = count_parameters(RHN(input_size, H, D, device="meta"))
+    return matched_hidden_size("rnn", input_size, core)
 
 
 def playground_nets(
@@ -213,7 +209,8 @@ def playground_data(
 def _bundle_source() -> str:
     if not PLAYGROUND_BUNDLE.is_file():
         raise FileNotFoundError(
-            f"{PLAYGROUND_BUNDLE} is missing: rebuild it with `python -m rhn.widgets.build`"
+            f"{PLAYGROUND_BUNDLE} is missing: rebuild it with "
+            "`python -m rhn.widgets.build`"
         )
     return PLAYGROUND_BUNDLE.read_text(encoding="utf-8")
 

@@ -86,8 +86,7 @@ def test_rhn_learns_and_rnn_stays_on_the_plateau(browser, tmp_path, seed) -> Non
         assert all(0 < g < 1 for g in n["gate_mean"]) and len(n["gate_mean"]) == D
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / f"playground-harness-seed{seed}.json").write_text(
-            json.dumps({k: v for k, v in n.items() if not k.startswith("grad")})
-            + "\n"
+            json.dumps({k: v for k, v in n.items() if not k.startswith("grad")}) + "\n"
         )
         page.screenshot(path=str(OUT / f"playground-seed{seed}.png"), full_page=True)
 
