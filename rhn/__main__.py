@@ -20,7 +20,6 @@ import signal
 import sys
 import typing
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from . import _cli
 
@@ -261,28 +260,6 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
     return shlex.join(words)
 
 
-def _claim_out(out: Path, resume: str | None, overwrite: bool) -> str | None:
-    """Refuse to write over a finished or running run; ``None`` when ``out`` is free.
-
-    Returns the error message, or ``None``. With ``overwrite`` the old run's
-    files are removed now, so that the directory never mixes two runs.
-    """
-    from .train import CHECKPOINT_NAME, METRICS_NAME
-
-    found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
-    if not found or resume is not None:
-        return None
-    if not overwrite:
-        return (
-            f"--out {out} already holds a run ({', '.join(found)}); pass --resume "
-            f"{out / CHECKPOINT_NAME} to continue it, --overwrite to replace it, "
-            "or another --out"
-        )
-    for name in found:
-        (out / name).unlink()
-    return None
-
-
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn train``: parse, train, write DIR/metrics.json, summarise.
 
@@ -303,11 +280,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     args.setdefault("out", f"runs/{task}-{args.get('model', 'rhn')}")
     try:
         config = TrainConfig.for_task(task, **args)
-        out = _cli.writable_dir("--out", config.out)
-        problem = _claim_out(out, resume, overwrite)
-        if problem is not None:
-            return _cli.fail(prog, problem)
-        result = train(config, resume=resume)
+        _cli.writable_dir("--out", config.out)
+        result = train(config, resume=resume, overwrite=overwrite)
     except (TypeError, ValueError, FileNotFoundError) as err:
         return _cli.fail(prog, err)
     except FloatingPointError as err:

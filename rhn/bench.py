@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-import json
 import os
 import platform
 import statistics
@@ -55,7 +54,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks, _cli
+from . import _checks, _cli, _io
 from .baselines import count_parameters, matched_hidden_size
 from .cells import RHN
 
@@ -574,8 +573,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['us_per_token']:6.2f} us/token"
         )
     if out is not None:
-        with open(out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        _io.write_json(out, result, name="--out", indent=1)
         print(f"wrote {out}")
     return 0

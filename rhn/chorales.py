@@ -72,7 +72,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _io
 
 __all__ = [
     "LOWEST",
@@ -704,8 +704,8 @@ def save(data: dict[str, np.ndarray], path: str | Path | None = None) -> Path:
     file.parent.mkdir(parents=True, exist_ok=True)
     arrays = dict(data)
     arrays["rolls"] = np.packbits(data["rolls"].astype(bool), axis=1)
-    with open(file, "wb") as f:
-        np.savez_compressed(f, **arrays)
+    # whole or not at all: a kill never leaves an empty file in its place
+    _io.atomic_write(file, lambda f: np.savez_compressed(f, **arrays), name="path")
     return file
 
 

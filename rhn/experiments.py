@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from . import _checks, _cli
+from . import _checks, _cli, _io
 from .train import TrainConfig, train
 
 __all__ = [
@@ -222,9 +222,8 @@ def _resumable(
 
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
-    tmp.replace(path)  # a reader never sees a half-written file
+    # whole or not at all: a reader (or a kill) never sees half a file
+    _io.write_json(path, record, name="out", indent=None, separators=(",", ":"))
 
 
 def sweep(
