@@ -91,10 +91,13 @@ def train_parser() -> argparse.ArgumentParser:
     # Names are case-insensitive, as in the Python API: lowered before checking.
     p.add_argument(
         "--task",
-        type=str.lower,
-        choices=sorted(TASKS),
+        type=_task_arg,
         default="adding",
-        help="the task (default: adding)",
+        metavar="TASK",
+        help=f"the task: one of {', '.join(sorted(TASKS))}, or your own as "
+        "module:function, a function returning an rhn.tasks.Task (imported from "
+        "the current directory or the installed packages; see rhn.owntasks) "
+        "(default: adding)",
     )
     option(
         "--seq-len",
@@ -242,6 +245,30 @@ def train_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _task_arg(text: str) -> str:
+    """``--task``: a built-in name (any case) or ``module:function``."""
+    from .tasks import TASKS
+
+    if ":" in text:
+        return text.strip()
+    name = text.strip().lower()
+    if name not in TASKS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(sorted(TASKS))}, "
+            "or give module:function)"
+        )
+    return name
+
+
+def _resolve_task(task: str) -> object:
+    """The task a ``--task`` value names: a name, or the task module:function makes."""
+    if ":" not in task:
+        return task
+    from .owntasks import task_from_spec
+
+    return task_from_spec(task)
+
+
 def _flag(field: str) -> str:
     return "--" + field.replace("_", "-")
 
@@ -277,9 +304,11 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     task = args.pop("task")
     if "num_params" in args:
         args["hidden_size"] = None
-    args.setdefault("out", f"runs/{task}-{args.get('model', 'rhn')}")
     try:
-        config = TrainConfig.for_task(task, **args)
+        task_obj = _resolve_task(task)
+        name = task_obj if isinstance(task_obj, str) else task_obj.name
+        args.setdefault("out", f"runs/{name}-{args.get('model', 'rhn')}")
+        config = TrainConfig.for_task(task_obj, **args)
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)
     except (TypeError, ValueError, FileNotFoundError) as err:
@@ -454,7 +483,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             grid[field] = _grid_values(field, text)
         if "num_params" in args:
             args["hidden_size"] = None
-        base = TrainConfig.for_task(task, **args)
+        base = TrainConfig.for_task(_resolve_task(task), **args)
         record = sweep(
             base,
             grid,

@@ -123,7 +123,9 @@ def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():
     param = torch.nn.Parameter(torch.zeros(3))
     lr = torch.tensor(cfg.lr)
     opt = torch.optim.Adam([param], lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, train_mod.run._schedule(cfg, cfg.steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, train_mod.run._schedule(cfg, cfg.steps)
+    )
     factor = train_mod.run._schedule(cfg, cfg.steps)
     for step in range(1, 6):
         param.grad = torch.ones(3)

@@ -7,6 +7,7 @@ value fails when the config is made, before any training.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,13 @@ import torch
 
 from .. import _checks
 from ..baselines import MODELS
-from ..tasks import get_task
+from ..tasks import TASKS, Task, get_task
 
-__all__ = ["TrainConfig", "resolve_device"]
+__all__ = ["TrainConfig", "resolve_device", "MAX_THREADS"]
+
+MAX_THREADS = 4096
+"""The most torch CPU threads a config may ask for (torch takes a C int)."""
+_TRAINING_DEVICES = ("cpu", "cuda", "mps")
 
 
 @dataclass
@@ -26,7 +31,9 @@ class TrainConfig:
     Use :meth:`for_task` to start from a task's own defaults.
     """
 
-    task: str = "adding"  # in rhn.tasks.TASKS: adding, copy, temporal_order, chorales
+    # a name in rhn.tasks.TASKS (adding, copy, temporal_order, chorales) or your
+    # own rhn.tasks.Task (rhn.tasks.tensor_task makes one from tensors)
+    task: str | Task = "adding"
     seq_len: int = 100  # sequence length T handed to the task's generator
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
     depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
@@ -61,7 +68,9 @@ class TrainConfig:
     # held-out loss, keeping the best weights; 0: off
 
     def __post_init__(self) -> None:
-        self.task = get_task(self.task).name
+        task = get_task(self.task)
+        # a registered task is kept by name; the user's own as the object
+        self.task = task.name if TASKS.get(task.name) is task else task
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
         self.model = _checks.choice("model", self.model, list(MODELS))
         self.depth = _checks.positive_int("depth", self.depth)
@@ -113,9 +122,19 @@ class TrainConfig:
             )
         self.device = self.device.strip().lower()
         if self.device != "auto":
-            _checks.device("device", self.device)  # availability is checked by train
+            kind = _checks.device("device", self.device).type
+            if kind not in _TRAINING_DEVICES:  # e.g. "meta": tensors without data
+                raise ValueError(
+                    f"device must be auto, cpu, cuda, cuda:N or mps to train on, got "
+                    f"{self.device!r} (a {kind} device)"
+                )
+            # availability is checked by train
         if self.threads is not None:
             self.threads = _checks.positive_int("threads", self.threads)
+            if self.threads > MAX_THREADS:  # torch takes a C int
+                raise ValueError(
+                    f"threads must be at most {MAX_THREADS}, got {self.threads}"
+                )
         self.checkpoint_every = _checks.positive_int(
             "checkpoint_every", self.checkpoint_every, minimum=0
         )
@@ -124,12 +143,21 @@ class TrainConfig:
         _checks.boolean("progress", self.progress)
         _checks.boolean("cuda_graph", self.cuda_graph)
         if self.out is not None:
-            self.out = str(self.out)
+            if not isinstance(self.out, (str, os.PathLike)):
+                raise TypeError(
+                    f"out must be a directory path or None, got "
+                    f"{type(self.out).__name__}"
+                )
+            self.out = os.fspath(self.out)
+            if not self.out.strip():  # "" would write into the current directory
+                raise ValueError(
+                    f"out must be a directory name or None, got {self.out!r}"
+                )
         self.dropout = _checks.probability("dropout", self.dropout)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
 
     @classmethod
-    def for_task(cls, task: str, **overrides: Any) -> TrainConfig:
+    def for_task(cls, task: str | Task, **overrides: Any) -> TrainConfig:
         """A config with ``task``'s default settings, then ``overrides`` on top.
 
         Unknown field names raise a ``TypeError`` naming them.
@@ -149,8 +177,11 @@ class TrainConfig:
         return cls(task=task, **{**defaults, **overrides})
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a plain dict (JSON-ready)."""
-        return dataclasses.asdict(self)
+        """The config as a plain dict (JSON-ready); a task object by its name."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if isinstance(self.task, Task):
+            out["task"] = self.task.name
+        return out
 
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from ..baselines import count_parameters
 from ..tasks import get_task
 from . import records
 from .config import TrainConfig, resolve_device
+from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
 from .model import check_memory, evaluate, make_model
 from .model import loss as task_loss
 
@@ -152,7 +151,7 @@ def train(
             overwrite=overwrite,
         )
     try:
-        with _caller_state_kept():
+        with caller_state_kept():
             run = _Run(config, run_id=run_id)
             if state is not None:
                 run.restore(state, resume_path)
@@ -167,79 +166,6 @@ def train(
 
 DIVERGED_FACTOR = 10.0
 """A run whose final held-out loss exceeds this many baselines has diverged."""
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """:func:`train` was stopped by SIGINT or SIGTERM between two steps.
-
-    A ``KeyboardInterrupt``, so that code catching ``Exception`` lets it
-    through as it would a plain Ctrl-C.
-
-    Attributes:
-        signum: the signal number (``signal.SIGINT`` or ``signal.SIGTERM``).
-        step: the last step completed.
-        checkpoint: the checkpoint written on the way out (``None`` when the
-            config has no ``out``).
-        exit_code: the conventional exit status, ``128 + signum`` (130 for
-            SIGINT, 143 for SIGTERM).
-    """
-
-    def __init__(self, signum: int, step: int, checkpoint: Path | None) -> None:
-        self.signum, self.step, self.checkpoint = signum, step, checkpoint
-        self.exit_code = 128 + signum
-        where = (
-            f"checkpoint written to {checkpoint}"
-            if checkpoint is not None
-            else "no checkpoint written (config.out is None)"
-        )
-        name = signal.Signals(signum).name
-        super().__init__(f"training interrupted by {name} after step {step}; {where}")
-
-
-@contextlib.contextmanager
-def _caller_state_kept() -> Iterator[None]:
-    """Restore torch's thread count and global random state on the way out."""
-    threads = torch.get_num_threads()
-    rng = torch.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        torch.set_rng_state(rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[list[int]]:
-    """Turn SIGINT and SIGTERM into a note that the loop reads between steps.
-
-    Stopping between two steps keeps the model, the optimiser and the data
-    generator consistent, so the checkpoint written then resumes exactly. A
-    second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step.
-    Signal handlers can only be set in the main thread; elsewhere nothing
-    changes.
-    """
-    received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-
-    def note(signum: int, frame: Any) -> None:
-        if received and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        received.append(signum)
-
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in previous:
-        signal.signal(sig, note)
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 class _Run:
@@ -424,7 +350,7 @@ class _Run:
         stops the run one update later than without the graph.
         """
         if self.graphed is None:
-            from .graphs import GraphedStep
+            from ..graphs import GraphedStep
 
             self.graphed = GraphedStep(
                 lambda xb, yb: task_loss(self.task, self.model(xb), yb),
@@ -525,7 +451,7 @@ class _Run:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
 
         A SIGINT or SIGTERM ends the loop after the current step and leaves
-        its number in ``self.signal`` (see :func:`_signals_deferred`).
+        its number in ``self.signal`` (:func:`.interrupts.signals_deferred`).
         """
         self.segments.append(
             {"from_step": self.step, "to_step": self.step, "steps": self.config.steps}
@@ -533,7 +459,7 @@ class _Run:
         bar = self._progress_bar()
         self.model.train()
         try:
-            with _signals_deferred() as signals:
+            with signals_deferred() as signals:
                 self._loop(callback, bar, signals)
         except FloatingPointError as err:
             self._write_metrics(self.metrics(diverged=True, error=str(err)))
