@@ -431,7 +431,12 @@ def _grid_values(field: str, text: str) -> list[object]:
 
 
 def sweep_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rhn sweep``: parse, run every setting and seed, write the JSON."""
+    """``python -m rhn sweep``: parse, run every setting and seed, write the JSON.
+
+    Exit status: 0 on success; 2 for a usage error (one line on stderr); 1 when
+    the JSON was written but some runs diverged (they are recorded as such);
+    130 or 143 when SIGINT or SIGTERM stopped it.
+    """
     import dataclasses as dc
 
     from .experiments import sweep
@@ -519,6 +524,14 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
         return 1
     print(f"wrote {out}: {len(record['runs'])} runs in {record['seconds']:.0f} s")
+    diverged = [run for run in record["runs"] if run["metrics"].get("diverged")]
+    if diverged:
+        print(
+            f"python -m rhn sweep: {len(diverged)} of {len(record['runs'])} runs "
+            f'diverged (recorded with "diverged": true in {out})',
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -504,6 +504,8 @@ def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
         _checks.positive_int("--depths", d)
     if args.threads is not None:
         _checks.positive_int("--threads", args.threads)
+        if args.threads > 4096:  # torch takes a C int
+            raise ValueError(f"--threads must be at most 4096, got {args.threads}")
     _checks.seed("--seed", args.seed)
     device = args.device.strip().lower()
     if device == "auto":

@@ -462,7 +462,10 @@ class _Run:
             with signals_deferred() as signals:
                 self._loop(callback, bar, signals)
         except FloatingPointError as err:
-            self._write_metrics(self.metrics(diverged=True, error=str(err)))
+            metrics = self.metrics(diverged=True, error=str(err))
+            self._write_metrics(metrics)
+            # what the run did before it diverged, for a sweep to record
+            err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
             raise
         finally:
             if bar is not None:
