@@ -16,6 +16,7 @@ written in a read-only directory still cannot be replaced.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import stat
@@ -109,6 +110,29 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def _remove_stale_temporaries(real: Path) -> None:
+    """Delete temporary files of ``real`` left by processes that were killed."""
+    head = f".{real.name}."
+    for leftover in real.parent.glob(f"{glob.escape(head)}*.tmp"):
+        pid = leftover.name[len(head) :].split(".", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    return True
+
+
 def atomic_write(
     path: str | os.PathLike[str],
     fill: Callable[[IO[bytes]], None],
@@ -131,7 +155,10 @@ def atomic_write(
             whenever anything fails, including ``fill``.
     """
     real = check_writable(path, name)
-    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    _remove_stale_temporaries(real)
+    # the pid in the name tells a later writer whether its owner still runs
+    prefix = f".{real.name}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=prefix, suffix=".tmp")
     try:
         with _fdopen(fd) as f:
             fill(f)

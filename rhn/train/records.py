@@ -202,16 +202,6 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # someone else's process: it exists
-    return True
-
-
 class FolderLock:
     """``out/run.lock`` while a run writes into ``out``.
 
@@ -242,7 +232,7 @@ class FolderLock:
             if (
                 host == self.info["host"]
                 and isinstance(pid, int)
-                and not _pid_alive(pid)
+                and not _io._pid_alive(pid)
             ):
                 warnings.warn(
                     f"out: removing the stale lock {str(self.path)!r} of process "
