@@ -50,6 +50,7 @@ _SUBMODULES = (
     "gradflow",
     "graphs",
     "plots",
+    "results",
     "tasks",
     "train",
     "widgets",
