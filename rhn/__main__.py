@@ -434,7 +434,9 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn sweep``: parse, run every setting and seed, write the JSON.
 
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1 when
-    the JSON was written but some runs diverged (they are recorded as such);
+    the JSON was written but some runs were stopped by a NaN or infinite loss
+    (recorded with ``"diverged": true`` and their ``error``; runs that ended
+    far above the baseline are flagged the same way, with exit status 0);
     130 or 143 when SIGINT or SIGTERM stopped it.
     """
     import dataclasses as dc
@@ -524,15 +526,18 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
         return 1
     print(f"wrote {out}: {len(record['runs'])} runs in {record['seconds']:.0f} s")
-    diverged = [run for run in record["runs"] if run["metrics"].get("diverged")]
-    if diverged:
+    # a run stopped by a NaN or infinite loss could not finish: exit status 1;
+    # one that ended far above the baseline finished, and is flagged only
+    stopped = [run for run in record["runs"] if "error" in run["metrics"]]
+    flagged = [run for run in record["runs"] if run["metrics"].get("diverged")]
+    if flagged:
         print(
-            f"python -m rhn sweep: {len(diverged)} of {len(record['runs'])} runs "
-            f'diverged (recorded with "diverged": true in {out})',
+            f"python -m rhn sweep: {len(flagged)} of {len(record['runs'])} runs "
+            f"diverged, {len(stopped)} of them stopped by a NaN or infinite loss "
+            f"(recorded with diverged: true in {out})",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    return 1 if stopped else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -273,7 +273,7 @@ def test_a_diverged_run_is_recorded_and_the_sweep_goes_on(tmp_path, capfd, monke
     argv = ["sweep", "--seeds", "0,1,2", *CLI_TINY, "--steps", "3", "--out", str(out)]
     assert main(argv) == 1  # written, but some diverged
     err = capfd.readouterr().err
-    assert "1 of 3 runs diverged" in err and "DIVERGED" in err
+    assert "1 of them stopped by a NaN" in err and "DIVERGED" in err
     record = load_sweep(out)
     flags = [run["metrics"]["diverged"] for run in record["runs"]]
     assert flags == [False, True, False]
