@@ -32,7 +32,8 @@ from .baselines import (
     count_parameters,
     matched_hidden_size,
 )
-from .cells import DTRNN, RHN, DTRNNCell, Highway, RHNCell
+from .cells import DTRNN, RHN, DTRNNCell, RHNCell
+from .highway import Highway
 
 __version__ = "0.1.0"
 
@@ -43,12 +44,14 @@ _SUBMODULES = (
     "analysis",
     "bench",
     "chorales",
+    "defaults",
     "diagrams",
     "experiments",
     "fast",
     "fused",
     "gradflow",
     "graphs",
+    "highway",
     "plots",
     "tasks",
     "train",

@@ -39,15 +39,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from . import fast
-
-if TYPE_CHECKING:  # the cell type only; cells.py imports this module lazily
-    from .cells import RHNCell
 
 try:
     import triton
@@ -372,15 +369,17 @@ def rhn_layer(
 
 
 def run_layer(
-    cell: RHNCell,
     x: torch.Tensor,
-    s: torch.Tensor,
-    state_mask: torch.Tensor | None,
+    s0: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weights: list[torch.Tensor],
+    biases: list[torch.Tensor],
+    *,
+    coupled: bool = True,
+    state_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Triton drop-in for :meth:`rhn.RHN._run_layer` (see :func:`rhn_layer`)."""
-    x_proj = F.linear(x, cell.weight_ih, cell.recurrent_bias(0))  # (T, B, G*H)
-    weights = [cell.recurrent_weight(k) for k in range(cell.depth)]
-    biases = [cell.recurrent_bias(k) for k in range(1, cell.depth)]
+    """:func:`rhn.fast.run_layer` with the Triton kernels: same arguments, results."""
+    x_proj = F.linear(x, weight_ih, biases[0])  # (T, B, G*H)
     return rhn_layer(
-        x_proj, s, weights, biases, coupled=cell.coupled, state_mask=state_mask
+        x_proj, s0, weights, biases[1:], coupled=coupled, state_mask=state_mask
     )
