@@ -5,9 +5,9 @@ for every time step and every micro-layer, a matrix product, a ``tanh``, a
 ``sigmoid`` and a few element-wise products, each recorded by autograd. At the
 sizes of the book (``B <= 128``, ``H = 256``) most of the time goes to
 *overhead*, not arithmetic: launching many small operations, recording the
-autograd graph for each, and running its many small backward nodes. :func:`run_layer` computes the same
-outputs and gradients (to float rounding) with a few changes, each measured in
-the chapter "Making it fast":
+autograd graph for each, and running its many small backward nodes.
+:func:`run_layer` computes the same outputs and gradients (to float rounding)
+with a few changes, each measured in the chapter "Making it fast":
 
 1. **One autograd node per layer.** :class:`RHNLayerFunction` is a
    :class:`torch.autograd.Function`. Its forward runs the loop with autograd

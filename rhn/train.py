@@ -48,6 +48,7 @@ from torch import nn
 
 from . import _checks, _cli, chorales
 from .baselines import MODELS, build_model, count_parameters, matched_hidden_size
+from .defaults import DEPTH, TRANSFORM_BIAS
 from .tasks import Task, get_task
 
 __all__ = [
@@ -76,11 +77,11 @@ class TrainConfig:
     task: str = "adding"  # in rhn.tasks.TASKS: adding, copy, temporal_order, chorales
     seq_len: int = 100  # sequence length T handed to the task's generator
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
-    depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
+    depth: int = DEPTH  # recurrence depth D of rhn and dtrnn (ignored by the others)
     hidden_size: int | None = 48  # H; None: matched to num_params
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
-    transform_bias: float = -3.0  # initial RHN transform-gate bias (negative: carry)
+    transform_bias: float = TRANSFORM_BIAS  # initial RHN transform-gate bias (carry)
     forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
     steps: int = 1000  # optimiser steps, one fresh batch each
     batch_size: int = 64  # sequences per step
