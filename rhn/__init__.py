@@ -23,6 +23,7 @@ Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;
 
 import importlib
 
+from ._stack import DropoutMasks
 from .baselines import (
     GRU,
     LSTM,
@@ -71,6 +72,7 @@ __all__ = [
     "Highway",
     "DTRNNCell",
     "DTRNN",
+    "DropoutMasks",
     "RNN",
     "LSTM",
     "GRU",

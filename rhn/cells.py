@@ -30,7 +30,6 @@ from torch import nn
 
 from . import _checks, fast
 from ._stack import (
-    DropoutMasks,
     MicroLayerParameters,
     RunLayer,
     StackedRecurrence,
@@ -38,7 +37,7 @@ from ._stack import (
 from .defaults import DEPTH, TRANSFORM_BIAS
 from .highway import Highway
 
-__all__ = ["RHNCell", "RHN", "DTRNNCell", "DTRNN", "Highway", "DropoutMasks"]
+__all__ = ["RHNCell", "RHN", "DTRNNCell", "DTRNN", "Highway"]
 
 
 class RHNCell(MicroLayerParameters):
@@ -263,7 +262,7 @@ class RHN(StackedRecurrence):
           unbatched ``(T, I)``.
         - **state** of shape ``(N, B, H)`` (``(N, H)`` unbatched): the initial
           state of each layer. Defaults to zeros.
-        - **masks** (keyword): :class:`DropoutMasks` from
+        - **masks** (keyword): :class:`rhn.DropoutMasks` from
           :meth:`dropout_masks`, used instead of fresh masks (training mode
           only). Defaults to ``None``: new masks at every call.
 
@@ -335,6 +334,9 @@ class RHN(StackedRecurrence):
             )
             for layer in range(self.num_layers)
         )
+
+    # defined on the shared base; named here so the API page lists it with RHN
+    dropout_masks = StackedRecurrence.dropout_masks
 
     @property
     def coupled(self) -> bool:
@@ -511,7 +513,8 @@ class DTRNN(StackedRecurrence):
     Layer ``l`` runs a :class:`DTRNNCell` over the sequence; the output is the
     last layer's state after every time step. Everything but the cell is as in
     :class:`RHN`: the same arguments (without the gate options), the same
-    shapes, and the same variational dropout (one mask per sequence).
+    shapes, and the same variational dropout (new masks at every call, or one
+    set over several calls from :meth:`dropout_masks`).
 
     Args:
         input_size, hidden_size, depth, num_layers, batch_first: as in
@@ -570,6 +573,8 @@ class DTRNN(StackedRecurrence):
             )
             for layer in range(self.num_layers)
         )
+
+    dropout_masks = StackedRecurrence.dropout_masks  # listed with the class
 
     def _layer_runner(self, x: torch.Tensor) -> RunLayer:
         return _loop_layer
