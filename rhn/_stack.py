@@ -164,15 +164,16 @@ class StackedRecurrence(nn.Module):
         depth: int,
         num_layers: int,
         batch_first: bool,
-        input_dropout: float,
-        state_dropout: float,
-        output_dropout: float,
     ) -> None:
         self.input_size = _checks.positive_int("input_size", input_size)
         self.hidden_size = _checks.positive_int("hidden_size", hidden_size)
         self.depth = _checks.positive_int("depth", depth)
         self.num_layers = _checks.positive_int("num_layers", num_layers)
         self.batch_first = _checks.boolean("batch_first", batch_first)
+
+    def _init_dropout(
+        self, input_dropout: float, state_dropout: float, output_dropout: float
+    ) -> None:
         self.input_dropout = _checks.probability("input_dropout", input_dropout)
         self.state_dropout = _checks.probability("state_dropout", state_dropout)
         self.output_dropout = _checks.probability("output_dropout", output_dropout)

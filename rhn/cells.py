@@ -240,9 +240,9 @@ class RHN(StackedRecurrence):
             the recurrent weights (default 0).
         output_dropout: rate of the mask on the network's output (default 0).
         init_scale: see :class:`RHNCell`.
-        impl: how each layer runs. ``"fast"`` uses :func:`rhn.fast.run_layer`,
+        impl: how each layer runs. ``"fast"`` uses :func:`rhn.fast.rhn_layer`,
             one autograd node per layer with a hand-written backward, in plain
-            PyTorch; ``"triton"`` uses :func:`rhn.fused.run_layer`, the same
+            PyTorch; ``"triton"`` uses :func:`rhn.fused.rhn_layer`, the same
             with one fused Triton kernel for the element-wise work of each
             micro-layer (needs the optional ``triton`` package and CUDA
             tensors); ``"loop"`` runs the plain per-step loop over
@@ -305,16 +305,8 @@ class RHN(StackedRecurrence):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        self._init_stack(
-            input_size,
-            hidden_size,
-            depth,
-            num_layers,
-            batch_first,
-            input_dropout,
-            state_dropout,
-            output_dropout,
-        )
+        self._init_stack(input_size, hidden_size, depth, num_layers, batch_first)
+        self._init_dropout(input_dropout, state_dropout, output_dropout)
         self.impl = _checks.choice("impl", impl, IMPLS)
         if self.impl == "triton" and not _fused_available():
             raise ValueError(
@@ -357,13 +349,14 @@ class RHN(StackedRecurrence):
             s: torch.Tensor,
             state_mask: torch.Tensor | None,
         ) -> tuple[torch.Tensor, torch.Tensor]:
-            # the kernels take tensors: the cell hands over its parameters
+            # the kernels take tensors: the input projection of all steps,
+            # with micro-layer 0's bias, then the weights and other biases
+            x_proj = F.linear(x, cell.weight_ih, cell.recurrent_bias(0))  # (T, B, G*H)
             return kernel(
-                x,
+                x_proj,
                 s,
-                cell.weight_ih,
                 [cell.recurrent_weight(k) for k in range(cell.depth)],
-                [cell.recurrent_bias(k) for k in range(cell.depth)],
+                [cell.recurrent_bias(k) for k in range(1, cell.depth)],
                 coupled=cell.coupled,
                 state_mask=state_mask,
             )
@@ -407,8 +400,8 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
     if impl == "triton":
         from . import fused  # imports triton: only when asked for
 
-        return fused.run_layer
-    return fast.run_layer  # same result as the loop, see rhn/fast.py
+        return fused.rhn_layer
+    return fast.rhn_layer  # same result as the loop, see rhn/fast.py
 
 
 class DTRNNCell(MicroLayerParameters):
@@ -552,16 +545,8 @@ class DTRNN(StackedRecurrence):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        self._init_stack(
-            input_size,
-            hidden_size,
-            depth,
-            num_layers,
-            batch_first,
-            input_dropout,
-            state_dropout,
-            output_dropout,
-        )
+        self._init_stack(input_size, hidden_size, depth, num_layers, batch_first)
+        self._init_dropout(input_dropout, state_dropout, output_dropout)
         self.cells = nn.ModuleList(
             DTRNNCell(
                 self.input_size if layer == 0 else self.hidden_size,

@@ -6,7 +6,7 @@ for every time step and every micro-layer, a matrix product, a ``tanh``, a
 sizes of the book (``B <= 128``, ``H = 256``) most of the time goes to
 *overhead*, not arithmetic: launching many small operations, recording the
 autograd graph for each, and running its many small backward nodes.
-:func:`run_layer` computes the same outputs and gradients (to float rounding)
+:func:`rhn_layer` computes the same outputs and gradients (to float rounding)
 with a few changes, each measured in the chapter "Making it fast":
 
 1. **One autograd node per layer.** :class:`RHNLayerFunction` is a
@@ -70,7 +70,6 @@ __all__ = [
     "autocast_dtype",
     "reference_layer",
     "rhn_layer",
-    "run_layer",
     "supported",
 ]
 
@@ -569,34 +568,3 @@ def rhn_layer(
             x_proj, s0, state_mask, coupled, weights, biases, keep=False, low=low
         )
     return S[0][1:], S[0][-1]
-
-
-def run_layer(
-    x: torch.Tensor,
-    s0: torch.Tensor,
-    weight_ih: torch.Tensor,
-    weights: list[torch.Tensor],
-    biases: list[torch.Tensor],
-    *,
-    coupled: bool = True,
-    state_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One RHN layer from its input: the fast path of ``RHN(impl="fast")``.
-
-    Args:
-        x: the layer input ``(T, B, I)``.
-        s0: the initial state ``(B, H)``.
-        weight_ih: the input weights ``W``, ``(G*H, I)``.
-        weights: the ``D`` recurrent weights ``R_k``, each ``(G*H, H)``.
-        biases: the ``D`` biases ``b_k``, each ``(G*H,)``.
-        coupled, state_mask: as in :func:`rhn_layer`.
-
-    Returns:
-        ``(output, state)`` as :func:`rhn_layer`. The input projection of all
-        steps, with micro-layer 0's bias, is one matrix product recorded by
-        autograd; the recurrence is :func:`rhn_layer`.
-    """
-    x_proj = F.linear(x, weight_ih, biases[0])  # (T, B, G*H)
-    return rhn_layer(
-        x_proj, s0, weights, biases[1:], coupled=coupled, state_mask=state_mask
-    )

@@ -42,7 +42,6 @@ import os
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from . import fast
 
@@ -52,7 +51,7 @@ try:
 except ImportError:  # the optional dependency is missing
     triton = None
 
-__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer", "run_layer"]
+__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer"]
 
 BLOCK = 1024
 """Elements of the ``(B, H)`` block handled by one Triton program."""
@@ -366,20 +365,3 @@ def rhn_layer(
             x_proj, s0, state_mask, coupled, weights, biases, False, low
         )
     return S[0][1:], S[0][-1]
-
-
-def run_layer(
-    x: torch.Tensor,
-    s0: torch.Tensor,
-    weight_ih: torch.Tensor,
-    weights: list[torch.Tensor],
-    biases: list[torch.Tensor],
-    *,
-    coupled: bool = True,
-    state_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`rhn.fast.run_layer` with the Triton kernels: same arguments, results."""
-    x_proj = F.linear(x, weight_ih, biases[0])  # (T, B, G*H)
-    return rhn_layer(
-        x_proj, s0, weights, biases[1:], coupled=coupled, state_mask=state_mask
-    )
