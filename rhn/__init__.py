@@ -54,6 +54,7 @@ _SUBMODULES = (
     "graphs",
     "highway",
     "plots",
+    "results",
     "spectra",
     "tasks",
     "train",

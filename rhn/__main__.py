@@ -359,7 +359,7 @@ def sweep_parser() -> argparse.ArgumentParser:
         "'train' option below applies to all runs; a --grid field overrides it.",
         epilog="example:\n  python -m rhn sweep --task adding --grid "
         "model=rhn,gru,lstm --grid depth=1,2 --seeds 0,1,2 --steps 500 "
-        "--no-progress --out book/results/adding.json",
+        "--no-progress --out rhn/_data/results/adding.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[train_parser()],  # every option of 'train', with its help
         # Options of 'train' that mean something else here are replaced below.

@@ -35,7 +35,7 @@ records the GPU's name.
 Example::
 
     python -m rhn bench --batch 1 32 128 --repeats 20 --threads 1 \
-        --out benchmarks/results-cpu.json
+        --out rhn/_data/results/results-cpu.json
 """
 
 from __future__ import annotations

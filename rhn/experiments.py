@@ -13,7 +13,7 @@ setting to the mean, standard deviation, minimum and maximum over seeds.
 ``python -m rhn sweep`` runs the same from a terminal::
 
     python -m rhn sweep --task adding --grid model=rhn,gru,lstm --grid depth=1,2 \
-        --seeds 0,1,2 --steps 500 --out book/results/adding.json
+        --seeds 0,1,2 --steps 500 --out rhn/_data/results/adding.json
 
 Example::
 
@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from . import _checks, _cli
+from . import _checks, _cli, results
 from .train import TrainConfig, train
 
 __all__ = [
@@ -365,12 +365,19 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
     """Load a record written by :func:`sweep` (or ``python -m rhn sweep``).
 
     Args:
-        path: the JSON file.
+        path: the JSON file, or the file name of a record shipped with the
+            package (see :mod:`rhn.results`), e.g. ``"09_adding_models.json"``;
+            an existing file of that name in the working directory comes first.
         allow_incomplete: accept a sweep that was interrupted (default:
             ``False``, which raises ``ValueError``).
     """
+    if isinstance(path, str) and Path(path).name == path and not Path(path).exists():
+        path = results.path(path)  # a shipped record, found wherever the page runs
     path = Path(path)
-    record = json.loads(path.read_text())
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{str(path)!r} is not valid JSON: {error}") from error
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         found = record.get("format") if isinstance(record, dict) else None
         raise ValueError(

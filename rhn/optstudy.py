@@ -13,7 +13,7 @@ time the gradient reaches as training goes on.
 From a terminal::
 
     python -m rhn optstudy --depths 1 2 4 8 --seeds 0 1 2 --steps 400 \
-        --out book/results/optstudy.json
+        --out rhn/_data/results/optstudy.json
 
 Example::
 
