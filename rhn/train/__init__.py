@@ -21,7 +21,7 @@ The pieces, one module each, in the order a run uses them:
   runs), the resume check, and the rules by which a run owns its folder.
 
 The task may be one of :data:`rhn.tasks.TASKS` or your own
-:class:`rhn.tasks.Task` (:func:`rhn.tasks.tensor_task` makes one from tensors).
+:class:`rhn.tasks.Task` (:func:`rhn.owntasks.tensor_task` makes one from tensors).
 
 ``python -m rhn train --help`` runs the same loop from the command line.
 
