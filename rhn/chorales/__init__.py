@@ -74,6 +74,7 @@ from .data import (
     SPLITS,
     Chorales,
     _data_path,  # noqa: F401  (the tests read the shipped file's path)
+    _read,  # noqa: F401  (and its arrays)
     build,
     data_main,
     load,
