@@ -297,14 +297,16 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="the variants this CPU can run")
+    lst = sub.add_parser("list", help="the variants this CPU can run")
+    lst.add_argument("--names", action="store_true", help="names only, one line")
+    lst.add_argument("--except", dest="skip", nargs="*", default=[], help="leave out")
     nb = sub.add_parser("notebooks", help="execute notebooks under every variant")
     nb.add_argument("paths", nargs="+")
     nb.add_argument("--variants", nargs="*", help="a subset of the variants")
     nb.add_argument("--jobs", type=int, default=2, help="notebooks at once (default 2)")
     nb.add_argument("--timeout", type=int, default=900, help="seconds per cell")
     rec = sub.add_parser("record", help="run a study under every variant, merge")
-    rec.add_argument("study", choices=["spirals", "race"])
+    rec.add_argument("study", choices=["spirals", "spirals20", "race"])
     rec.add_argument("--seeds", default="0-9")
     rec.add_argument("--out", required=True)
     rec.add_argument("--jobs", type=int, default=2)
@@ -315,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "spread":
         return cmd_spread(args)
     if args.command == "list":
+        if args.names:
+            print(" ".join(n for n in available() if n not in args.skip))
+            return 0
         for name, env in available().items():
             text = " ".join(f"{k}={v}" for k, v in env.items()) or "(as is)"
             print(f"{name:<9} {text}")
