@@ -43,6 +43,7 @@ _SUBMODULES = (
     "analysis",
     "bench",
     "chorales",
+    "devices",
     "diagrams",
     "experiments",
     "fast",
