@@ -14,9 +14,9 @@ cannot disagree. The values are the ones the book measured:
   :math:`g = 1` (factor per step 0.75 to 0.77 at :math:`D = 3`, three seeds).
 - **Recurrence depth** :math:`D = 2` (:data:`DEPTH`), the depth of chapter 9's
   sweeps. At a fixed parameter budget deeper cells needed more steps there
-  (mean steps to solve the adding problem 500, 530, 590 and 750 at
-  :math:`D = 1, 2, 3, 4`, over the seeds that solved it) and depth 4 failed
-  one seed of five on each of the two tasks.
+  (mean steps to solve the adding problem, over the seeds that solved it:
+  500, 530, 590 and 750 at :math:`D = 1, 2, 3, 4`) and depth 4 failed one
+  seed of five on each task.
 
 A deeper cell keeps the same memory per time step only with a more negative
 bias: each micro-layer multiplies the carried state by :math:`1 - \sigma(b)`,
