@@ -144,7 +144,7 @@ def test_a_damaged_chorales_file_names_the_file(tmp_path, damage):
     elif damage == "text":
         path.write_text("not a zip")
     else:
-        data = chorales._read(None)
+        data = chorales.data._read(None)
         del data["lengths"]
         np.savez(path, **data)
     with pytest.raises(ValueError) as info:
