@@ -50,6 +50,17 @@ def test_a_write_goes_through_a_symlink_to_its_target(tmp_path):
     assert chain.is_symlink() and link.is_symlink() and real.read_text() == "third"
 
 
+def test_a_dangling_symlink_is_written_at_its_target(tmp_path):
+    from rhn import _cli
+
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "later.json")
+    _cli.writable_file("--out", link)  # the up-front check creates nothing
+    assert link.is_symlink() and not (tmp_path / "later.json").exists()
+    _io.write_text(link, "x")
+    assert link.is_symlink() and (tmp_path / "later.json").read_text() == "x"
+
+
 def test_the_old_files_permissions_are_kept(tmp_path):
     path = tmp_path / "shared.json"
     path.write_text("{}")
