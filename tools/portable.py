@@ -276,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="the variants this CPU can run")
     lst.add_argument("--names", action="store_true", help="names only, one line")
+    lst.add_argument(
+        "--record", action="store_true", help="only those records and make portable use"
+    )
     lst.add_argument("--except", dest="skip", nargs="*", default=[], help="leave out")
     nb = sub.add_parser("notebooks", help="execute notebooks under every variant")
     nb.add_argument("paths", nargs="+")
@@ -294,10 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "spread":
         return cmd_spread(args)
     if args.command == "list":
+        chosen = record_variants() if args.record else available()
         if args.names:
-            print(" ".join(n for n in available() if n not in args.skip))
+            print(" ".join(n for n in chosen if n not in args.skip))
             return 0
-        for name, env in available().items():
+        for name, env in chosen.items():
             text = " ".join(f"{k}={v}" for k, v in env.items()) or "(as is)"
             print(f"{name:<9} {text}")
         return 0
