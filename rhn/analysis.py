@@ -593,6 +593,17 @@ def in_discs(
         A boolean tensor of the shape of ``points``.
     """
     tol = _checks.real("tol", tol)
+    for name, value in (("points", points), ("centres", centres), ("radii", radii)):
+        if not isinstance(value, torch.Tensor) or value.dim() == 0:
+            raise TypeError(f"{name} must be a tensor of shape (..., n), got {value!r}")
+    if centres.shape != radii.shape or centres.shape[:-1] != points.shape[:-1]:
+        raise ValueError(
+            "centres and radii must have the same shape (..., n), with the leading "
+            "dimensions of points (..., m); got points "
+            f"{_checks.shape_str(points.shape)}, centres "
+            f"{_checks.shape_str(centres.shape)}, radii "
+            f"{_checks.shape_str(radii.shape)}"
+        )
     dist = (points.unsqueeze(-1) - centres.unsqueeze(-2)).abs()  # (..., m, n)
     scale = 1.0 + centres.abs().amax(-1, keepdim=True) + radii.amax(-1, keepdim=True)
     slack = tol * scale.unsqueeze(-1)

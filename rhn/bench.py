@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-import json
 import os
 import platform
 import statistics
@@ -55,7 +54,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks, _cli, devices
+from . import _checks, _cli, _io, devices
 from .baselines import count_parameters, matched_hidden_size
 from .cells import RHN
 
@@ -515,6 +514,8 @@ def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
         _checks.positive_int("--depths", d)
     if args.threads is not None:
         _checks.positive_int("--threads", args.threads)
+        if args.threads > 4096:  # torch takes a C int
+            raise ValueError(f"--threads must be at most 4096, got {args.threads}")
     _checks.seed("--seed", args.seed)
     device = args.device.strip().lower()
     if device == "auto":
@@ -584,8 +585,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['us_per_token']:6.2f} us/token"
         )
     if out is not None:
-        with open(out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        _io.write_json(out, result, name="--out", indent=1)
         print(f"wrote {out}")
     return 0

@@ -72,7 +72,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _checks
+from . import _checks, _io
 
 __all__ = [
     "LOWEST",
@@ -206,11 +206,43 @@ def load(
 def _read(path: str | Path | None) -> dict[str, Any]:
     """The arrays of a chorale file, rolls unpacked to ``(sum T_i, P)`` uint8."""
     file = _data_path() if path is None else Path(path)
-    with np.load(file, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
+    if not file.is_file():
+        raise FileNotFoundError(f"path: no chorale file at {str(file)!r}")
+    expected = "a chorale file written by rhn.chorales.save"
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except Exception as err:  # empty, truncated, not a zip, pickled objects
+        reason = (str(err).strip().splitlines() or [""])[0][:120]
+        size = file.stat().st_size
+        raise ValueError(
+            f"path: {str(file)!r} ({size} bytes) is not a readable .npz file "
+            f"({type(err).__name__}: {reason}); expected {expected}"
+        ) from err
+    missing = [k for k in _FILE_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"path: {str(file)!r} lacks {missing}; expected {expected}")
     P = int(data["num_pitches"])
     data["rolls"] = np.unpackbits(data["rolls"], axis=1, count=P)
+    if len(data["rolls"]) != int(data["lengths"].sum()):
+        raise ValueError(
+            f"path: {str(file)!r} is inconsistent: {len(data['rolls'])} frames, but "
+            f"the lengths add up to {int(data['lengths'].sum())}; expected {expected}"
+        )
     return data
+
+
+# The arrays every chorale file holds (see build).
+_FILE_KEYS = (
+    "rolls",
+    "lengths",
+    "names",
+    "riemenschneider",
+    "split",
+    "lowest",
+    "num_pitches",
+    "step",
+)
 
 
 def pad(rolls: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -704,8 +736,8 @@ def save(data: dict[str, np.ndarray], path: str | Path | None = None) -> Path:
     file.parent.mkdir(parents=True, exist_ok=True)
     arrays = dict(data)
     arrays["rolls"] = np.packbits(data["rolls"].astype(bool), axis=1)
-    with open(file, "wb") as f:
-        np.savez_compressed(f, **arrays)
+    # whole or not at all: a kill never leaves an empty file in its place
+    _io.atomic_write(file, lambda f: np.savez_compressed(f, **arrays), name="path")
     return file
 
 

@@ -41,6 +41,8 @@ SETTINGS = (
     ("highway", -3.0),
     ("highway", -4.0),
 )
+# the chapter's exercise at depth 20
+SETTINGS_20 = (("he", 0.0), ("highway", -2.0))
 
 
 def spirals(
