@@ -12,6 +12,7 @@ import torch
 
 from rhn import bench, devices
 from rhn import train as train_mod
+from rhn.train import run as train_run
 
 GPUS = {
     "Tesla T4": (7, 5),
@@ -82,7 +83,7 @@ def _run_precision(amp, device="cuda"):
     run = SimpleNamespace(
         device=torch.device(device), config=train_mod.TrainConfig(amp=amp)
     )
-    train_mod._Run._setup_precision(run)
+    train_run._Run._setup_precision(run)
     return run
 
 

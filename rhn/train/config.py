@@ -53,8 +53,9 @@ class TrainConfig:
     stop_loss: float | None = None  # stop early once the held-out loss is below
     seed: int = 0  # seeds the initial weights, the batches and the held-out set
     device: str = "auto"  # auto (cuda > mps > cpu), cpu, cuda, cuda:1, mps
-    # mixed precision: None on CUDA only (bfloat16, else float16); True also on
-    # the CPU (bfloat16 autocast, slower there: it exists so CI tests the path)
+    # mixed precision: None on CUDA only, by capability (rhn.devices: bfloat16 on
+    # 8.0+, float16 + GradScaler on 7.x); True also on the CPU (bfloat16, slower
+    # there: it exists so CI tests the path)
     amp: bool | None = None
     cuda_graph: bool = False  # replay each step from a CUDA graph (rhn.graphs)
     threads: int | None = (

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import _checks, _cli
+from .. import _checks, _cli, devices
 from ..baselines import count_parameters
 from ..tasks import get_task
 from . import records
@@ -234,23 +234,24 @@ class _Run:
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
 
     def _setup_precision(self) -> None:
-        """Mixed precision: bfloat16 autocast (float16 + scaler on old GPUs).
+        """Mixed precision by the GPU's capability (:func:`rhn.devices.precision`).
 
-        ``amp=None`` uses it on CUDA only; ``amp=True`` also on the CPU, where
-        it is slower but runs the same code path (so CI tests it).
+        ``amp=None``: bfloat16 on compute capability 8.0+, float16 with a
+        GradScaler on 7.x, none below and on the CPU; ``amp=True`` also on the
+        CPU, where it is slower but runs the same code path (so CI tests it).
         """
-        amp, kind = self.config.amp, self.device.type
-        self.use_amp = (amp is None and kind == "cuda") or (
-            amp is True and kind in ("cuda", "cpu")
-        )
-        self.amp_dtype = torch.bfloat16
-        if self.use_amp and kind == "cuda" and not torch.cuda.is_bf16_supported():
-            self.amp_dtype = torch.float16
-        self.scaler = torch.amp.GradScaler(
-            "cuda", enabled=self.use_amp and self.amp_dtype == torch.float16
-        )
+        chosen = devices.precision(self.device, self.config.amp)
+        self.use_amp = chosen.dtype is not None
+        self.amp_dtype = chosen.dtype or torch.bfloat16
+        self.scaler = torch.amp.GradScaler("cuda", enabled=chosen.grad_scaler)
 
     def _check_cuda_graph(self) -> None:
+        if self.task.loss == "frame_nll":  # the chorales
+            raise ValueError(
+                f"cuda_graph=True cannot replay task {self.config.task!r}: its "
+                "batches are padded to their longest sequence (shapes change every "
+                "step) and its loss counts frames on the CPU; set cuda_graph=False"
+            )
         # The captured optimizer step reads the learning rate from one tensor;
         # before torch 2.4 the LR scheduler replaced that tensor instead of
         # filling it, so the graph would keep the first rate without a word.
