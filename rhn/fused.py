@@ -41,15 +41,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from . import devices, fast
-
-if TYPE_CHECKING:  # the cell type only; cells.py imports this module lazily
-    from .cells import RHNCell
 
 try:
     import triton
@@ -57,7 +53,7 @@ try:
 except ImportError:  # the optional dependency is missing
     triton = None
 
-__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer", "run_layer"]
+__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer"]
 
 BLOCK = 1024
 """Elements of the ``(B, H)`` block handled by one Triton program."""
@@ -383,18 +379,3 @@ def rhn_layer(
             x_proj, s0, state_mask, coupled, weights, biases, False, low
         )
     return S[0][1:], S[0][-1]
-
-
-def run_layer(
-    cell: RHNCell,
-    x: torch.Tensor,
-    s: torch.Tensor,
-    state_mask: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Triton drop-in for :meth:`rhn.RHN._run_layer` (see :func:`rhn_layer`)."""
-    x_proj = F.linear(x, cell.weight_ih, cell.recurrent_bias(0))  # (T, B, G*H)
-    weights = [cell.recurrent_weight(k) for k in range(cell.depth)]
-    biases = [cell.recurrent_bias(k) for k in range(1, cell.depth)]
-    return rhn_layer(
-        x_proj, s, weights, biases, coupled=cell.coupled, state_mask=state_mask
-    )

@@ -12,6 +12,7 @@ import torch
 
 from rhn import bench, devices
 from rhn import train as train_mod
+from rhn.train import TrainConfig
 from rhn.train import run as train_run
 
 GPUS = {
@@ -80,9 +81,7 @@ def test_amp_false_and_the_cpu_and_mps(gpu):
 def _run_precision(amp, device="cuda"):
     # the trainer's own set-up, on a stand-in run (a real one would build the
     # model on the GPU)
-    run = SimpleNamespace(
-        device=torch.device(device), config=train_mod.TrainConfig(amp=amp)
-    )
+    run = SimpleNamespace(device=torch.device(device), config=TrainConfig(amp=amp))
     train_run._Run._setup_precision(run)
     return run
 

@@ -24,15 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_auto_picks_the_fast_path_until_triton_has_run_on_a_gpu():
     cpu = torch.zeros(1)
     cuda = SimpleNamespace(device=torch.device("cuda"))  # no GPU needed
-    assert cells._select_run_layer("auto", cpu) is fast.run_layer
-    assert cells._select_run_layer("auto", cuda) is fast.run_layer
-    assert cells._select_run_layer("fast", cuda) is fast.run_layer
+    assert cells._select_run_layer("auto", cpu) is fast.rhn_layer
+    assert cells._select_run_layer("auto", cuda) is fast.rhn_layer
+    assert cells._select_run_layer("fast", cuda) is fast.rhn_layer
     assert cells._select_run_layer("loop", cuda) is None
     if cells.importlib.util.find_spec("triton") is not None:
         from rhn import fused
 
-        assert cells._select_run_layer("triton", cpu) is fused.run_layer
-        assert cells._select_run_layer("triton", cuda) is fused.run_layer
+        assert cells._select_run_layer("triton", cpu) is fused.rhn_layer
+        assert cells._select_run_layer("triton", cuda) is fused.rhn_layer
     assert rhn.RHN(2, 3, 1).impl == "auto"
     assert "impl" not in repr(rhn.RHN(2, 3, 1))
 

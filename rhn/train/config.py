@@ -15,6 +15,7 @@ import torch
 
 from .. import _checks
 from ..baselines import MODELS
+from ..defaults import DEPTH, TRANSFORM_BIAS
 from ..tasks import TASKS, Task, get_task
 
 __all__ = ["TrainConfig", "resolve_device", "MAX_THREADS"]
@@ -36,11 +37,11 @@ class TrainConfig:
     task: str | Task = "adding"
     seq_len: int = 100  # sequence length T handed to the task's generator
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
-    depth: int = 3  # recurrence depth D of rhn and dtrnn (ignored by the others)
+    depth: int = DEPTH  # recurrence depth D of rhn and dtrnn (ignored by the others)
     hidden_size: int | None = 48  # H; None: matched to num_params
     num_params: int | None = None  # parameter budget of the core if hidden_size is None
     num_layers: int = 1  # stacked recurrent layers N
-    transform_bias: float = -3.0  # initial RHN transform-gate bias (negative: carry)
+    transform_bias: float = TRANSFORM_BIAS  # initial RHN transform-gate bias (carry)
     forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
     steps: int = 1000  # optimiser steps, one fresh batch each
     batch_size: int = 64  # sequences per step
