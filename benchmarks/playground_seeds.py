@@ -4,8 +4,10 @@ Trains the playground (``rhn/widgets/js/playground_numerics.js``, the code
 the browser runs, under Node.js: the same V8 engine as Chromium) at the
 settings chapter 12 names, for several seeds (weights seed ``s`` from
 :func:`rhn.widgets.playground.playground_data`, data seed ``s + 1``), and
-writes each net's mean loss over the last 100 steps every 100 steps, with the
-machine, to ``book/results/playground_seeds.json``.
+writes every 100 steps each net's mean loss over the last 100 steps and its
+gradient's reach (``reach_*``: in the last batch, the norm of dL/ds at the
+first micro-layer of step 0 over the one at the last micro-layer of step
+T - 1), with the machine, to ``book/results/playground_seeds.json``.
 
     .venv/bin/python benchmarks/playground_seeds.py [--seeds 0 1 2 3 4 5 6 7]
 """
@@ -98,7 +100,10 @@ def main() -> None:
                 "setting": name,
                 "seed": seed,
                 "data_seed": seed + 1,
-                "trace": [{"step": s, "rhn": a, "rnn": b} for s, a, b in run["trace"]],
+                "trace": [
+                    {"step": s, "rhn": a, "rnn": b, "reach_rhn": c, "reach_rnn": d}
+                    for s, a, b, c, d in run["trace"]
+                ],
             }
             record["runs"].append(row)
             last = row["trace"][-1]
