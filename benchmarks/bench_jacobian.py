@@ -52,7 +52,7 @@ def bench(dtype: torch.dtype, H: int = 64, D: int = 5, I: int = 8) -> None:
 
     rows = {
         "analytic Jacobian": jacobian,
-        "Gershgorin discs": lambda: analysis.gershgorin_discs(J),
+        "Geršgorin discs": lambda: analysis.gershgorin_discs(J),
         "eigenvalues": lambda: analysis.eigenvalues(J),
         "Jacobian + discs + eigenvalues": everything,
         "autograd reference (torch.func)": (

@@ -7,7 +7,8 @@ settings chapter 12 names, for several seeds (weights seed ``s`` from
 writes every 100 steps each net's mean loss over the last 100 steps and its
 gradient's reach (``reach_*``: in the last batch, the norm of dL/ds at the
 first micro-layer of step 0 over the one at the last micro-layer of step
-T - 1), with the machine, to ``book/results/playground_seeds.json``.
+T - 1), with the machine, to ``rhn/_data/results/playground_seeds.json`` (read by
+:func:`rhn.results.load`).
 
     .venv/bin/python benchmarks/playground_seeds.py [--seeds 0 1 2 3 4 5 6 7]
 """
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from rhn.widgets.playground import playground_data  # noqa: E402
 
-OUT = ROOT / "book" / "results" / "playground_seeds.json"
+OUT = ROOT / "rhn" / "_data" / "results" / "playground_seeds.json"
 SETTINGS = {
     # the starting setting of the page: the RHN learns, the RNN does not
     "start": {

@@ -3,7 +3,15 @@
 Every function is pure: ``f(data, ax=None, **style) -> Axes``. It draws on
 ``ax`` (or on a new figure's axes) and returns the axes, so chapters and
 widgets compose them freely. One colour scheme, :data:`COLORS`, is used for
-the same thing everywhere in the book.
+the same thing everywhere in the book: the Okabe-Ito palette, which readers
+with any of the common colour-vision deficiencies can tell apart, and each
+model also has its own line style and marker (:data:`MODEL_STYLES`,
+:func:`model_style`), so that no plot tells models apart by colour alone.
+
+:func:`use_style` sets the book's matplotlib style (:data:`STYLE`): text
+sizes that stay readable at the width the website shows a figure, and, in a
+notebook, figures saved at twice the resolution and shown at their size in
+inches times 100 CSS pixels.
 
 The functions never call ``tight_layout`` or ``show`` and draw few artists
 (all discs are one collection), so a widget can clear an axes and redraw
@@ -12,11 +20,14 @@ many times a second.
 
 from __future__ import annotations
 
+import io
+import struct
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
+from cycler import cycler
 from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.collections import PatchCollection
@@ -28,21 +39,176 @@ from . import _checks
 from .analysis import eigenvalues as _eigenvalues
 from .analysis import gershgorin_discs
 
-__all__ = ["COLORS", "plot_discs", "plot_spectrum"]
+__all__ = [
+    "COLORS",
+    "MODEL_STYLES",
+    "OKABE_ITO",
+    "SMALLEST_TEXT_KEY",
+    "STYLE",
+    "figure_png",
+    "model_style",
+    "plot_discs",
+    "plot_spectrum",
+    "smallest_text_pt",
+    "use_style",
+]
+
+# the Okabe-Ito palette (Okabe and Ito, "Color Universal Design", 2008)
+OKABE_ITO: dict[str, str] = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
 
 COLORS: dict[str, str] = {
     # models
-    "rhn": "#1f77b4",  # blue
-    "lstm": "#ff7f0e",  # orange
-    "gru": "#2ca02c",  # green
-    "rnn": "#d62728",  # red
+    "rhn": OKABE_ITO["blue"],
+    "lstm": OKABE_ITO["orange"],
+    "gru": OKABE_ITO["bluish_green"],
+    "rnn": OKABE_ITO["vermillion"],
     # spectra
-    "disc": "#1f77b4",
-    "eigenvalue": "#d62728",
+    "disc": OKABE_ITO["blue"],
+    "eigenvalue": OKABE_ITO["vermillion"],
     "unit_circle": "#555555",
     "baseline": "#7f7f7f",  # constant-prediction baselines, reference lines
 }
-"""Colour for each model and each element of a spectrum plot."""
+"""Colour for each model and each element of a spectrum plot (Okabe-Ito)."""
+
+MODEL_STYLES: dict[str, dict[str, str]] = {
+    "rhn": {"color": COLORS["rhn"], "linestyle": "-", "marker": "o"},
+    "lstm": {"color": COLORS["lstm"], "linestyle": "--", "marker": "s"},
+    "gru": {"color": COLORS["gru"], "linestyle": "-.", "marker": "^"},
+    "rnn": {"color": COLORS["rnn"], "linestyle": ":", "marker": "D"},
+}
+"""The colour, line style and marker of each model (two cues besides colour)."""
+
+# the cycle of lines that name no model: the other Okabe-Ito colours, each
+# with its own dash, so that these too differ by more than colour
+_CYCLE = cycler(
+    color=[OKABE_ITO[k] for k in ("blue", "orange", "bluish_green", "vermillion")]
+    + [OKABE_ITO[k] for k in ("reddish_purple", "sky_blue", "black")],
+    linestyle=["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (8, 2))],
+)
+
+STYLE: dict[str, Any] = {
+    # 1 inch of figure is 100 CSS px on the website (use_style saves at twice
+    # that and says so): 9 pt text is 12.5 px; the column is about 750 px
+    "figure.dpi": 100,
+    "figure.figsize": (6.4, 4.0),
+    "figure.facecolor": "white",  # a light card in the site's dark mode too
+    "savefig.facecolor": "white",
+    "font.size": 10.0,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10.0,
+    "xtick.labelsize": 9.0,
+    "ytick.labelsize": 9.0,
+    "legend.fontsize": 9.0,
+    "legend.title_fontsize": 9.0,
+    "figure.titlesize": 11.0,
+    "axes.prop_cycle": _CYCLE,
+    "lines.linewidth": 1.6,
+    "lines.markersize": 5.0,
+}
+"""The book's matplotlib rcParams (see :func:`use_style`)."""
+
+SMALLEST_TEXT_KEY = "rhn:smallest-text-pt"
+"""PNG text key under which :func:`use_style`'s figures record their smallest
+font size in points (the browser tests turn it into CSS pixels)."""
+
+
+def model_style(name: str, *, marker: bool = True) -> dict[str, Any]:
+    """Keyword arguments for ``ax.plot`` that draw model ``name`` in its style.
+
+    Args:
+        name: ``"rhn"``, ``"lstm"``, ``"gru"`` or ``"rnn"`` (any case; a label
+            such as ``"RHN D=3"`` is matched by its first word).
+        marker: include the model's marker (default ``True``); pass
+            ``markevery`` to ``ax.plot`` on long lines.
+
+    Returns:
+        ``{"color": ..., "linestyle": ..., "marker": ...}``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    key = name.split()[0].lower() if name.split() else ""
+    if key not in MODEL_STYLES:
+        raise ValueError(
+            f"name must start with one of {sorted(MODEL_STYLES)}, got {name!r}"
+        )
+    style = dict(MODEL_STYLES[key])
+    if not marker:
+        del style["marker"]
+    return style
+
+
+def smallest_text_pt(fig: Any) -> float:
+    """The smallest font size, in points, of the visible text of ``fig``."""
+    from matplotlib.text import Text
+
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible()
+        and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+    ]
+    return float(min(sizes)) if sizes else float("inf")
+
+
+def _png_width(data: bytes) -> int:
+    # the IHDR chunk follows the 8-byte signature: length, type, width, height
+    return struct.unpack(">I", data[16:20])[0]
+
+
+def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
+    """``fig`` as PNG at ``scale`` times its dpi, and the width to show it at.
+
+    The PNG records the figure's smallest font size (:data:`SMALLEST_TEXT_KEY`).
+    Returns ``(png, {"width": css_pixels})``, the form IPython's display
+    formatters return, so that the page shows it at ``fig.dpi`` pixels per inch
+    however sharp it is.
+    """
+    buf = io.BytesIO()
+    fig.canvas.print_figure(
+        buf,
+        format="png",
+        dpi=scale * fig.dpi,
+        bbox_inches="tight",
+        metadata={SMALLEST_TEXT_KEY: f"{smallest_text_pt(fig):.2f}"},
+    )
+    data = buf.getvalue()
+    return data, {"width": round(_png_width(data) / scale)}
+
+
+def use_style() -> None:
+    """Use the book's figure style: :data:`STYLE`, and sharp PNGs in notebooks.
+
+    Sets matplotlib's rcParams to :data:`STYLE` and, inside IPython (Jupyter,
+    Colab, the book's build), shows every figure through :func:`figure_png`.
+    Chapters call it once, in their import cell.
+    """
+    import matplotlib
+
+    matplotlib.rcParams.update(STYLE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: rcParams are all there is to set
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    # load the backend now: the inline backend registers its own PNG
+    # formatter when it is first loaded, which would replace ours
+    plt.switch_backend(matplotlib.get_backend())
+    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
 
 
 def _as_array(name: str, value: object, complex_ok: bool) -> np.ndarray:
@@ -347,9 +513,10 @@ def plot_gradient_norms(
         curves: ``{label: values}``, each a 1-D tensor, array or list.
         ax: the axes to draw on (default: a new figure).
         colors: ``{label: colour}``; a label without one takes the model
-            colour of :data:`COLORS` whose key starts it (``"lstm"``,
-            ``"RHN D=3"`` ...), else matplotlib's cycle.
-        styles: ``{label: linestyle}`` (default solid).
+            style of :data:`MODEL_STYLES` whose key starts it (``"lstm"``,
+            ``"RHN D=3"`` ...: colour, dash and marker), else the next of
+            the style's cycle (colour and dash).
+        styles: ``{label: linestyle}`` (default: the model's, else the cycle's).
         xlabel, ylabel, title: axis labels and title.
         legend: draw a legend (default ``True``).
 
@@ -373,17 +540,15 @@ def plot_gradient_norms(
                 f"curves[{label!r}] must be 1-D, got shape {tuple(y.shape)}"
             )
         y = np.where(np.isfinite(y) & (y > 0), y, np.nan)
-        color = colors.get(label)
-        if color is None:
-            key = str(label).split()[0].lower() if str(label).split() else ""
-            color = COLORS.get(key) if key in ("rhn", "lstm", "gru", "rnn") else None
-        ax.plot(
-            np.arange(len(y)),
-            y,
-            label=str(label),
-            color=color,
-            linestyle=styles.get(label, "-"),
-        )
+        key = str(label).split()[0].lower() if str(label).split() else ""
+        kw: dict[str, Any] = dict(MODEL_STYLES.get(key, {}))
+        if label in colors:
+            kw["color"] = colors[label]
+        if label in styles:
+            kw["linestyle"] = styles[label]
+        if "marker" in kw:
+            kw["markevery"] = max(1, len(y) // 8)
+        ax.plot(np.arange(len(y)), y, label=str(label), **kw)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

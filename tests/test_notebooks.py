@@ -1,9 +1,16 @@
 """Chapters are committed as clean notebooks: the build makes the outputs."""
 
 import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+
+import rhn.results
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -28,43 +35,85 @@ def test_every_chapter_is_in_the_toc():
         assert f"book/{path.stem}" in toc, f"{path.name} is not in _toc.yml"
 
 
-def test_chapter_9_fetches_its_results_when_opened_alone(tmp_path, monkeypatch):
-    """Colab has the notebook only: the page downloads book/results/NAME itself.
+# What the chapters ask for: rhn.results.load("X"), load_sweep("X"),
+# rhn.results.names("pattern")
+_CALLS = r"""(results\.load|load_sweep|results\.names)\(\s*"([^"]+)"\s*\)"""
 
-    The cell that loads the first sweep runs in an empty directory, with the
-    download replaced by a copy of the committed file; the address must be the
-    raw file of the repository that _config.yml names.
+
+def _chapter_requests() -> dict[str, list[tuple[str, str]]]:
+    requests = {}
+    for nb in sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        code = "\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "code"
+        )
+        found = [(m.group(1), m.group(2)) for m in re.finditer(_CALLS, code)]
+        if found:
+            requests[nb.name] = found
+    return requests
+
+
+def test_no_chapter_reads_results_from_the_repository_or_the_network():
+    for nb in sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        code = "\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "code"
+        )
+        for needle in ("urlopen", "urlretrieve", "githubusercontent", '"results/',
+                       "book/results", '"benchmarks', "../benchmarks"):  # fmt: skip
+            assert needle not in code, f"{nb.name} reads {needle!r}"
+    requests = _chapter_requests()
+    assert {"06_rhn_cell.ipynb", "08_gradient_flow.ipynb", "09_training.ipynb"} <= set(
+        requests
+    ) and {"10_making_it_fast.ipynb", "11_chorales.ipynb"} <= set(requests)
+
+
+def test_chapters_find_their_records_in_the_built_wheel_from_an_empty_dir(tmp_path):
+    """A chapter opened alone (Colab) reads its records from the installed rhn.
+
+    The package is built into a wheel from a copy of its sources (what pip
+    installs from the repository), unpacked as an installed package, and every
+    record a chapter asks for is loaded from an empty working directory in a
+    fresh interpreter that sees that package only.
     """
-    import shutil
-    import urllib.request
-
-    import yaml
-
-    repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-    raw = repo.replace("https://github.com/", "https://raw.githubusercontent.com/")
-    fetched = []
-
-    def fake_download(url, path):
-        prefix = f"{raw}/main/book/results/"
-        assert url.startswith(prefix), url
-        shutil.copy(ROOT / "book" / "results" / url.removeprefix(prefix), path)
-        fetched.append(url)
-
-    monkeypatch.setattr(urllib.request, "urlretrieve", fake_download)
-    monkeypatch.chdir(tmp_path)
-    cells = json.loads((ROOT / "book" / "09_training.ipynb").read_text())["cells"]
-    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    imports = next(s for s in code if "from rhn.experiments import" in s)
-    loader = next(s for s in code if "def load_result" in s)
-    namespace: dict = {}
-    exec(compile(imports, "imports", "exec"), namespace)
-    exec(compile(loader, "load_result", "exec"), namespace)
-    assert fetched == [f"{raw}/main/book/results/09_adding_models.json"]
-    assert len(namespace["models"]["runs"]) == 15
-    assert (tmp_path / "results" / "09_adding_models.json").exists()
-    assert [p.name for p in (tmp_path / "results").iterdir()] == [
-        "09_adding_models.json"
-    ]  # no partial download left behind
-    fetched.clear()
-    namespace["load_result"]("09_adding_models.json")  # now found, not fetched
-    assert fetched == []
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(
+        ROOT / "rhn", src / "rhn", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--quiet", "-w", str(wheels), str(src)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("rhn-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(site)
+    shipped = sorted(p.name for p in (site / "rhn" / "_data" / "results").iterdir())
+    assert shipped == rhn.results.names()  # every record is in the wheel
+    empty = tmp_path / "alone"
+    empty.mkdir()
+    requests = _chapter_requests()
+    script = (
+        "import json, sys, rhn, rhn.results\n"
+        "from rhn.experiments import load_sweep\n"
+        "assert rhn.__file__.startswith(sys.argv[1]), rhn.__file__\n"
+        "calls = {'results.load': rhn.results.load, 'load_sweep': load_sweep,\n"
+        "         'results.names': rhn.results.names}\n"
+        "for call, name in json.loads(sys.argv[2]):\n"
+        "    calls[call](name)\n"
+        "print('ok', len(json.loads(sys.argv[2])))\n"
+    )
+    flat = [r for rs in requests.values() for r in rs]
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(site), json.dumps(flat)],
+        cwd=empty, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok", str(len(flat))]
+    assert list(empty.iterdir()) == []  # nothing written next to the chapter

@@ -108,3 +108,61 @@ def test_bad_inputs():
         plots.plot_discs([0.0], [1.0], view=(1, 0, -1, 1))
     with pytest.raises(ValueError, match="J must be one square matrix"):
         plots.plot_spectrum(torch.zeros(2, 3, 3))
+
+
+# --- the book's figure style (issue 23) -----------------------------------------
+
+
+def test_models_differ_by_more_than_colour():
+    models = ("rhn", "lstm", "gru", "rnn")
+    okabe_ito = {c.upper() for c in plots.OKABE_ITO.values()}
+    for key in models + ("disc", "eigenvalue"):
+        assert plots.COLORS[key].upper() in okabe_ito, key
+    for i, a in enumerate(models):
+        for b in models[i + 1 :]:
+            sa, sb = plots.MODEL_STYLES[a], plots.MODEL_STYLES[b]
+            assert sa["color"] != sb["color"]
+            assert sa["linestyle"] != sb["linestyle"] and sa["marker"] != sb["marker"]
+    assert plots.model_style("RHN D=3") == plots.MODEL_STYLES["rhn"]
+    assert "marker" not in plots.model_style("lstm", marker=False)
+    with pytest.raises(ValueError, match="name must start with one of"):
+        plots.model_style("transformer")
+    with pytest.raises(TypeError, match="name must be a str"):
+        plots.model_style(3)
+
+
+def test_gradient_norm_lines_carry_the_model_dash_and_marker():
+    ax = plots.plot_gradient_norms({"RNN": [1.0, 0.5, 0.2], "LSTM": [1.0, 0.9, 0.8]})
+    rnn, lstm = ax.get_lines()
+    assert rnn.get_linestyle() != lstm.get_linestyle()
+    assert rnn.get_marker() == plots.MODEL_STYLES["rnn"]["marker"]
+    assert rnn.get_color().upper() == plots.COLORS["rnn"].upper()
+
+
+def test_use_style_sets_readable_sizes_and_cycles_dashes():
+    with matplotlib.rc_context():
+        plots.use_style()  # no IPython here: rcParams only
+        rc = matplotlib.rcParams
+        assert rc["figure.dpi"] == 100 and rc["font.size"] >= 9
+        cycle = list(rc["axes.prop_cycle"])
+        assert len({str(c["linestyle"]) for c in cycle}) == len(cycle)
+
+
+def test_figure_png_is_sharp_records_its_smallest_text_and_says_its_width():
+    import io
+
+    from PIL import Image
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot([0, 1], [0, 1], label="a")
+        ax.legend(fontsize=7.5)
+        ax.text(0.5, 0.5, "", fontsize=2)  # empty text is not text a reader sees
+        assert plots.smallest_text_pt(fig) == 7.5
+        png, meta = plots.figure_png(fig)
+    image = Image.open(io.BytesIO(png))
+    assert image.text[plots.SMALLEST_TEXT_KEY] == "7.50"
+    assert meta == {"width": round(image.width / 2)}
+    assert round(image.info["dpi"][0]) == 200
+    # shown at 100 CSS px per inch: 7.5 pt is 7.5 / 72 * 100 = 10.4 px
+    assert 7.5 / 72 * image.info["dpi"][0] * meta["width"] / image.width > 9

@@ -223,7 +223,7 @@ def gradient_flow_figure(
     Returns:
         ``ax``.
     """
-    from ..plots import COLORS
+    from ..plots import COLORS, MODEL_STYLES
 
     curves = gradient_flow_curves(
         transform_bias=transform_bias,
@@ -244,6 +244,7 @@ def gradient_flow_figure(
             lags,
             y,
             color=COLORS[name],
+            linestyle=MODEL_STYLES[name]["linestyle"],
             lw=2.2 if name == "rhn" else 1.4,
             label=labels[name],
         )

@@ -2,11 +2,10 @@
 
 Run by ``make browser`` after the strict book build (``make test`` does both);
 plain ``pytest`` skips this module because there may be no built site. The
-site is served from ``_build/html`` (or ``$RHN_SITE``) on 127.0.0.1; requests
-for MathJax, the one script the pages load from a CDN, are answered from
-``node_modules`` (``npm ci``), and every other request that leaves 127.0.0.1
-fails the test (the widgets' scripts are the site's own:
-``_ext/widget_scripts.py``). Chromium is Debian's
+site is served from ``_build/html`` (or ``$RHN_SITE``) on 127.0.0.1; every
+request that leaves 127.0.0.1 fails the test (MathJax and the widget loader
+are the site's own: ``_ext/page_scripts.py``, ``_ext/widget_scripts.py``).
+Chromium is Debian's
 (``/usr/bin/chromium``, or ``$CHROMIUM``); Playwright drives it and never
 downloads a browser.
 
@@ -26,8 +25,6 @@ import re
 from pathlib import Path
 
 import pytest
-
-from .assets import local_file
 
 if not os.environ.get("RHN_BROWSER_TESTS"):
     pytest.skip(
@@ -227,28 +224,31 @@ def test_sliders_move_the_figure(visit: Visit) -> None:
 MAX_WIDGET_PAGE_BYTES = 1_000_000  # issue 15: an interactive chapter weighs <= 1 MB
 
 
-def test_widget_scripts_come_from_the_site() -> None:
-    """Only MathJax comes from a CDN; the widget scripts are the site's own."""
-    external = set()
+def _package_version(name: str) -> str:
+    return json.loads((SITE.parents[1] / "package.json").read_text())[
+        "devDependencies"
+    ][name]
+
+
+def test_every_script_comes_from_the_site() -> None:
+    """No page loads a script from elsewhere; MathJax is the pinned version."""
     for page in PAGES:
-        html = (SITE / page).read_text()
-        external |= set(re.findall(r'<script[^>]*\ssrc="(https?://[^"]+)"', html))
-    assert external and all("mathjax" in url for url in external), external
-    for url in external:
-        assert local_file(url) is not None, f"no local copy for {url}"
+        path = SITE / page
+        html = path.read_text()
+        srcs = re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+        external = [s for s in srcs if "://" in s or s.startswith("//")]
+        assert not external, (page, external)
+        for src in srcs:
+            file = (path.parent / src.split("?")[0]).resolve()
+            assert file.is_file(), (page, src)
+        mathjax = [s for s in srcs if s.split("?")[0].endswith("tex-mml-chtml.js")]
+        assert len(mathjax) == 1, (page, mathjax)
+    mathjax = (SITE / "_static" / "mathjax" / "tex-mml-chtml.js").read_text()
+    assert f'"{_package_version("mathjax")}"' in mathjax[:200_000]
     widget_pages = _widget_pages()
     assert widget_pages, "no page with an interactive figure was built"
     for page in widget_pages:
         path = SITE / page
         html = path.read_text()
         assert path.stat().st_size <= MAX_WIDGET_PAGE_BYTES, (page, path.stat().st_size)
-        srcs = re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
-        for name in ("rhn-widgets/require.js", "rhn-widgets/html-manager/embed-amd.js"):
-            (src,) = [s for s in srcs if s.endswith(name)]
-            assert "://" not in src and (path.parent / src).resolve().is_file(), src
-        (cdn,) = re.findall(r'data-jupyter-widgets-cdn="([^"]+)"', html)
-        assert "://" not in cdn and (path.parent / cdn).resolve().is_dir(), cdn
-        (module,) = re.findall(r'"anywidget": "([^"]+)"', html)
-        assert (path.parent / (module + ".js")).resolve().is_file(), module
-    with pytest.raises(LookupError, match="asks for"):
-        local_file("https://cdn.jsdelivr.net/npm/mathjax@2.7.9/MathJax.js")
+        assert "widget-loader.js" in html and "embed-amd" not in html, page

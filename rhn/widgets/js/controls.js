@@ -2,17 +2,27 @@
 // (rhn.widgets.interactive._slider / _toggle). Native <input type="range"> elements:
 // continuous (step "any") where the quantity is, keyboard and touch friendly
 // (targets 48 px tall, above the 44 px that mobile guidelines ask).
+//
+// Layout: the plot first, the controls beside it where the column is wide
+// enough and below it on a phone, each label above its slider, so that plot
+// and controls fit a phone's screen together. A vertical swipe that starts
+// on a slider scrolls the page (touch-action: pan-y) and leaves the slider
+// where it was (see keepOnScroll).
 
 const CSS = `
-.rhn-widget { font-family: system-ui, sans-serif; max-width: 640px; }
-.rhn-widget .rhn-control { display: flex; align-items: center; gap: 0.8em; min-height: 44px; flex-wrap: wrap; }
-.rhn-widget .rhn-control label { width: 13em; }
-.rhn-widget input[type=range] { flex: 1 1 14em; min-width: 12em; height: 48px; margin: 0; touch-action: pan-y; }
+.rhn-widget { font-family: system-ui, sans-serif; text-align: left; display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.5em 1.5em; color: #222; }
+.rhn-widget .rhn-plot-area { flex: 1 1 320px; min-width: 0; }
+.rhn-widget[data-kind=gradient_flow] .rhn-plot-area { flex-basis: 100%; max-width: 620px; }
+.rhn-widget:not([data-kind=gradient_flow]) .rhn-plot-area { max-width: 440px; }
+.rhn-widget .rhn-controls { flex: 1 1 260px; max-width: 440px; }
+.rhn-widget .rhn-control { display: flex; align-items: center; gap: 0 0.8em; flex-wrap: wrap; }
+.rhn-widget .rhn-control label, .rhn-widget .rhn-control .rhn-label { flex: 1 0 100%; font-size: 0.9em; margin-top: 0.3em; }
+.rhn-widget input[type=range] { flex: 1 1 10em; min-width: 8em; height: 48px; margin: 0; touch-action: pan-y; }
 .rhn-widget input[type=range]::-webkit-slider-thumb { width: 26px; height: 26px; }
 .rhn-widget input[type=range]::-moz-range-thumb { width: 26px; height: 26px; }
 .rhn-widget output { width: 4.5em; font-variant-numeric: tabular-nums; }
-.rhn-widget button { min-height: 48px; min-width: 48px; padding: 0 1em; border: 1px solid #888; background: #fff; cursor: pointer; }
-.rhn-widget button[aria-pressed=true] { background: #1f77b4; color: #fff; border-color: #1f77b4; }
+.rhn-widget button { min-height: 48px; min-width: 48px; padding: 0 1em; border: 1px solid #888; background: #fff; color: #222; cursor: pointer; }
+.rhn-widget button[aria-pressed=true] { background: #0072b2; color: #fff; border-color: #0072b2; }
 `;
 
 export function addStyle(el) {
@@ -21,8 +31,33 @@ export function addStyle(el) {
   el.appendChild(style);
 }
 
+// the same three significant digits as the figure's title (index.js)
+export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
+
 function readout(spec, value) {
-  return spec.integer ? String(value) : Number(value).toFixed(spec.decimals ?? 2);
+  return spec.integer ? String(value) : fmt(value);
+}
+
+/**
+ * A touch that starts on a slider and turns into a vertical scroll: the
+ * browser scrolls the page (touch-action: pan-y) and cancels the pointer, but
+ * the slider may already have jumped to the finger. Put it back.
+ */
+function keepOnScroll(input) {
+  let start = null;
+  input.addEventListener("pointerdown", (e) => {
+    start = e.pointerType === "touch" ? input.value : null;
+  });
+  input.addEventListener("pointerup", () => {
+    start = null;
+  });
+  input.addEventListener("pointercancel", () => {
+    if (start !== null && input.value !== start) {
+      input.value = start;
+      input.dispatchEvent(new Event("input"));
+    }
+    start = null;
+  });
 }
 
 /**
@@ -36,7 +71,8 @@ export function buildControls(parent, specs, values, onChange) {
     const row = document.createElement("div");
     row.className = "rhn-control";
     row.dataset.name = spec.name;
-    const label = document.createElement("label");
+    const label = document.createElement(spec.type === "slider" ? "label" : "span");
+    label.className = "rhn-label";
     label.textContent = spec.label;
     row.appendChild(label);
     if (spec.type === "slider") {
@@ -53,6 +89,7 @@ export function buildControls(parent, specs, values, onChange) {
       label.htmlFor = id;
       const out = document.createElement("output");
       out.textContent = readout(spec, values[spec.name]);
+      keepOnScroll(input);
       input.addEventListener("input", () => {
         const v = spec.integer ? Math.round(Number(input.value)) : Number(input.value);
         out.textContent = readout(spec, v);

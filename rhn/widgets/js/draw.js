@@ -1,17 +1,21 @@
 // Drawing shared by the three figures: one SVG per figure, made once and then
 // updated in place (attributes of a fixed set of elements), so that a redraw
-// costs far less than an animation frame. Colours are rhn.plots.COLORS.
+// costs far less than an animation frame. Colours and dashes are
+// rhn.plots.COLORS and MODEL_STYLES (Okabe-Ito, a dash per model). Each SVG has
+// an accessible name (aria-label) that follows the drawing.
 
 const NS = "http://www.w3.org/2000/svg";
 export const COLORS = {
-  rhn: "#1f77b4",
-  lstm: "#ff7f0e",
-  rnn: "#d62728",
-  disc: "#1f77b4",
-  eigenvalue: "#d62728",
+  rhn: "#0072B2",
+  lstm: "#E69F00",
+  gru: "#009E73",
+  rnn: "#D55E00",
+  disc: "#0072B2",
+  eigenvalue: "#D55E00",
   unit_circle: "#555555",
   baseline: "#7f7f7f",
 };
+const DASHES = { rhn: "", lstm: "7 4", gru: "7 3 2 3", rnn: "2 3" };
 
 export function svgEl(name, attrs = {}, parent = null) {
   const el = document.createElementNS(NS, name);
@@ -105,6 +109,16 @@ export function spectrumPlot(parent, { view, n }) {
     "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`,
   });
   ylabel.textContent = "Im λ";
+  // legend, bottom right: what the discs, the crosses and the dashed circle are
+  const legend = svgEl("g", { class: "legend" }, f.svg);
+  const lx = f.inner.x1 - 150, ly = f.inner.y0 - 62;
+  svgEl("rect", { x: lx - 6, y: ly - 6, width: 150, height: 60, fill: "#fff", "fill-opacity": 0.85, stroke: "#ccc" }, legend);
+  svgEl("circle", { cx: lx + 8, cy: ly + 6, r: 6, fill: COLORS.disc, "fill-opacity": 0.25, stroke: COLORS.disc }, legend);
+  text(legend, lx + 22, ly + 10, { "font-size": 12 }).textContent = "Geršgorin discs";
+  svgEl("path", { d: `M${lx + 4},${ly + 20}l8,8m-8,0l8,-8`, stroke: COLORS.eigenvalue, "stroke-width": 2 }, legend);
+  text(legend, lx + 22, ly + 28, { "font-size": 12 }).textContent = "eigenvalues";
+  svgEl("line", { x1: lx, x2: lx + 16, y1: ly + 42, y2: ly + 42, stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2 }, legend);
+  text(legend, lx + 22, ly + 46, { "font-size": 12 }).textContent = "unit circle";
   const rhoText = text(f.svg, f.inner.x0 + 8, f.inner.y1 + 18, { "font-weight": "bold" });
   const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": 12, fill: "#444" });
 
@@ -124,6 +138,11 @@ export function spectrumPlot(parent, { view, n }) {
     let reach = 0;
     for (let i = 0; i < n; i++) reach = Math.max(reach, Math.abs(sp.centres[i]) + sp.radii[i]);
     note.textContent = reach > view ? `discs reach |z| = ${fmt(reach)} (cut)` : "";
+    f.svg.setAttribute(
+      "aria-label",
+      `${titleText}: Geršgorin discs and eigenvalues in the complex plane; ` +
+        `spectral radius ${sp.rho.toFixed(3)}, discs reach |z| = ${fmt(reach)}`,
+    );
   };
 }
 
@@ -153,7 +172,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
   for (const name of names) {
     lines[name] = svgEl("polyline", {
       fill: "none", stroke: COLORS[name], "stroke-width": name === "rhn" ? 2.6 : 1.6,
-      class: `curve-${name}`,
+      "stroke-dasharray": DASHES[name] || "", class: `curve-${name}`,
     }, f.plot);
   }
   text(f.svg, width / 2, 20, { "text-anchor": "middle", "font-size": 14 }).textContent = title;
@@ -164,7 +183,10 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
   const legendText = {};
   names.forEach((name, i) => {
     const y = f.inner.y0 - 14 - 18 * (names.length - 1 - i);
-    svgEl("line", { x1: f.inner.x0 + 10, x2: f.inner.x0 + 34, y1: y - 4, y2: y - 4, stroke: COLORS[name], "stroke-width": 2.5 }, legend);
+    svgEl("line", {
+      x1: f.inner.x0 + 10, x2: f.inner.x0 + 34, y1: y - 4, y2: y - 4,
+      stroke: COLORS[name], "stroke-width": 2.5, "stroke-dasharray": DASHES[name] || "",
+    }, legend);
     legendText[name] = text(legend, f.inner.x0 + 40, y, { "font-size": 12 });
   });
 
@@ -181,5 +203,9 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
       lines[name].setAttribute("points", pts.join(" "));
       legendText[name].textContent = labels[name];
     }
+    f.svg.setAttribute(
+      "aria-label",
+      `${title}: ${names.map((name) => labels[name]).join(", ")}; ${ylabel} on a log scale against ${xlabel}`,
+    );
   };
 }

@@ -7,11 +7,10 @@
 // current drawing as JSON in data-rhn-numbers (full float64 precision) and
 // the time of the last redraw in data-rhn-redraw-ms.
 
-import { addStyle, buildControls } from "./controls.js";
+import { addStyle, buildControls, fmt } from "./controls.js";
 import { logCurvesPlot, spectrumPlot } from "./draw.js";
 import { rhnExampleJacobian, rhnGradientNorms, rnnJacobian, spectrum } from "./numerics.js";
 
-const fmt = (v) => Number(v.toPrecision(3)).toString();
 
 function spectrumNumbers(sp) {
   return {
@@ -74,7 +73,9 @@ function render({ model, el }) {
   addStyle(root);
   let values = { ...model.get("values") };
   const controls = document.createElement("div");
+  controls.className = "rhn-controls";
   const plot = document.createElement("div");
+  plot.className = "rhn-plot-area";
   const numbers = (FIGURES[d.kind] || (() => { throw new Error(`unknown figure ${d.kind}`); }))(d, plot);
 
   // at most one redraw, and one message to the kernel, per animation frame,
@@ -119,7 +120,7 @@ function render({ model, el }) {
     schedule();
   };
   model.on("change:values", onModel);
-  root.append(controls, plot);
+  root.append(plot, controls);
   el.appendChild(root);
   redraw(); // the first drawing at once, so the page never shows an empty frame
   return () => model.off("change:values", onModel);

@@ -1,0 +1,63 @@
+"""``python -m rhn.studies NAME --seeds 0-9 --out FILE``: run one study, write JSON.
+
+NAME is ``spirals`` (chapter 5; ``spirals20``: its exercise at depth 20),
+``race`` (chapter 8), or ``rerun`` with
+``--check CHECK``, one of the live reruns of :mod:`rhn.studies.reruns`. The
+file gets the study's settings and runs, and the machine that made them
+(:func:`rhn.studies.machine`). ``tools/portable.py record`` runs this command
+under several arithmetic variants of the CPU and merges the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import _io
+from . import machine, parse_seeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rhn.studies", description=__doc__)
+    parser.add_argument("study", choices=["spirals", "spirals20", "race", "rerun"])
+    parser.add_argument("--check", help="with rerun: the check's name")
+    parser.add_argument("--seeds", default="0-9", help="0-9 or 0,1,2")
+    parser.add_argument("--out", required=True, help="JSON file to write (atomically)")
+    args = parser.parse_args(argv)
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as e:
+        parser.error(f"--seeds: {e}")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        parser.error(f"--out: the folder {str(out.parent)!r} does not exist")
+    try:  # a regular file in a directory that can be written, before the work
+        _io.check_writable(out, "--out")
+    except ValueError as e:
+        parser.error(str(e))
+    if args.study == "rerun":
+        from . import reruns
+
+        try:
+            curves, saved = reruns.run(args.check)
+        except ValueError as e:
+            parser.error(f"--check: {e}")
+        record = {"settings": {"check": args.check}, "curves": curves, "saved": saved}
+    elif args.study == "spirals20":
+        from . import spirals
+
+        record = spirals.run(seeds, settings=spirals.SETTINGS_20, depth=20)
+    else:
+        if args.study == "spirals":
+            from . import spirals as study
+        else:
+            from . import race as study
+        record = study.run(seeds)
+    record["machine"] = machine()
+    _io.write_json(out, record, name="--out")  # whole or not at all
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""rhn.studies: the chapters' experiments as functions, and their live reruns."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from rhn import results
+from rhn.studies import machine, parse_seeds, reruns, spirals
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_parse_seeds():
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert parse_seeds("3,1") == [3, 1]
+    assert parse_seeds("7") == [7]
+    for bad in ("", "a", "1,1", "-1", "2-x"):
+        with pytest.raises(ValueError, match="seeds"):
+            parse_seeds(bad)
+
+
+def test_machine_names_the_arithmetic(monkeypatch):
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    info = machine()
+    assert info["torch"] == torch.__version__ and info["threads"] >= 1
+    assert info["variables"]["ATEN_CPU_CAPABILITY"] == "avx2"
+
+
+def test_spirals_nets_are_seeded_and_checked():
+    a = spirals.make_net("he", depth=3, seed=5)
+    b = spirals.make_net("he", depth=3, seed=5)
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(p, q)
+    highway = spirals.make_net("highway", depth=2, transform_bias=-3.0)
+    assert torch.all(highway[1].bias[32:] == -3.0)  # the gate half of the bias
+    with pytest.raises(ValueError, match="kind must be one of"):
+        spirals.make_net("resnet")
+
+
+def test_spirals_study_matches_a_hand_written_loop():
+    record = spirals.run([1], settings=[("plain", 0.0)], depth=2, steps=6, every=3)
+    x, y = spirals.spirals(1000, seed=0)
+    xt, yt = spirals.spirals(1000, seed=1)
+    net = spirals.make_net("plain", depth=2, seed=1)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    g = torch.Generator().manual_seed(1)
+    expected = []
+    for step in range(1, 7):
+        idx = torch.randint(0, 1000, (128,), generator=g)
+        loss = torch.nn.functional.cross_entropy(net(x[idx]), y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 3 == 0:
+            with torch.no_grad():
+                expected.append(torch.nn.functional.cross_entropy(net(xt), yt).item())
+    assert record["runs"][0]["history"] == expected
+
+
+def test_compare_uses_the_recorded_spread(monkeypatch):
+    record = {
+        "variant_spread": {"check": "dropout", "max_deviation": {"loss": [0.0, 1e-2]}}
+    }
+    monkeypatch.setattr(results, "load", lambda name: record)
+    tol = reruns.tolerances("dropout")["loss"]
+    assert tol == [reruns.FLOOR, reruns.MARGIN * 1e-2]
+    saved = {"loss": [1.0, 1.0]}
+    out = reruns.compare("dropout", {"loss": [1.0, 1.02]}, saved)
+    assert not out["identical"] and out["deviation"]["loss"][1] == pytest.approx(0.02)
+    assert reruns.compare("dropout", dict(saved), saved)["identical"]
+    with pytest.raises(AssertionError, match="evaluation 0"):
+        reruns.compare("dropout", {"loss": [1.001, 1.0]}, saved)
+    with pytest.raises(AssertionError, match="evaluation 1"):
+        reruns.compare("dropout", {"loss": [1.0, 1.04]}, saved)
+
+
+def test_compare_without_a_spread_says_how_to_measure_it(monkeypatch):
+    monkeypatch.setattr(results, "load", lambda name: {"runs": []})
+    with pytest.raises(ValueError, match="tools/portable.py spread optstudy_t10"):
+        reruns.tolerances("optstudy_t10")
+
+
+@pytest.mark.parametrize("name", sorted(reruns.CHECKS))
+def test_every_check_has_a_spread_in_its_record(name):
+    spread = results.load(reruns.RECORDS[name])["variant_spread"]
+    assert spread["check"] == name
+    assert set(spread["variants"]) >= {"native", "sse", "mkl-compatible"}
+    for devs in spread["max_deviation"].values():
+        assert all(d >= 0 for d in devs)
+
+
+def test_unknown_check_is_refused():
+    with pytest.raises(ValueError, match="check must be one of"):
+        reruns.run("nope")
+
+
+def test_studies_cli_errors_are_one_line(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "rhn.studies",
+        "spirals",
+        "--seeds",
+        "x",
+        "--out",
+        str(tmp_path / "a.json"),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "--seeds" in proc.stderr.splitlines()[-1]
+    cmd[-1] = str(tmp_path / "missing" / "a.json")
+    cmd[4] = "0"
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "--out" in proc.stderr.splitlines()[-1]
+
+
+def test_portable_lists_variants_this_cpu_can_run():
+    proc = subprocess.run(
+        [sys.executable, "tools/portable.py", "list", "--names"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    names = proc.stdout.split()
+    assert names[0] == "native" and {"sse", "threads2"} <= set(names)
+
+
+@pytest.mark.parametrize("name", ["spirals.json", "spirals20.json", "race.json"])
+def test_variant_records_say_what_made_them(name):
+    record = results.load(name)
+    assert record["study"] in name and len(record["settings"]["seeds"]) >= 10
+    for variant in record["variants"].values():
+        assert variant["machine"]["torch"] and variant["machine"]["cpu"]
+        seeds = {r["seed"] for r in variant["runs"]}
+        assert seeds == set(record["settings"]["seeds"])
+    json.dumps(record)
