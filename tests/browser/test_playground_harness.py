@@ -29,7 +29,8 @@ from .common import OUT  # noqa: E402
 from .playground_page import PLAY_JS, playground_page  # noqa: E402
 from .server import serve  # noqa: E402
 
-# chapter 12's claim, with the margins it states (rhn/_data/results/playground_seeds.json)
+# chapter 12's claim, with the margins it states
+# (rhn/_data/results/playground_seeds.json)
 STEPS = 600
 LEARNS_BELOW = 0.01  # the RHN's mean loss over the last 100 steps
 PLATEAU_ABOVE = 0.14  # the RNN's, against the baseline 1/6
