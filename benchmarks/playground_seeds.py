@@ -6,7 +6,7 @@ settings chapter 12 names, for several seeds (weights seed ``s`` from
 :func:`rhn.widgets.playground.playground_data`, data seed ``s + 1``), and
 writes every 100 steps each net's mean loss over the last 100 steps and its
 gradient's reach (``reach_*``: in the last batch, the norm of dL/ds at the
-first micro-layer of step 0 over the one at the last micro-layer of step
+first micro-layer of step 0 over the one at the first micro-layer of step
 T - 1), with the machine, to ``rhn/_data/results/playground_seeds.json`` (read by
 :func:`rhn.results.load`).
 

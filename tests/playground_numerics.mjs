@@ -62,8 +62,9 @@ if (req.op === "init") {
     for (let i = 1; i <= s.steps; i++) {
       tr.step();
       if (req.every && i % req.every === 0) {
-        // the gradient norm at the first step over the one at the last step,
-        // in the last batch: how much of it reaches the start of the sequence
+        // the gradient norm after micro-layer 0 of step 0 over the one after
+        // micro-layer 0 of step T - 1, in the last batch: how much of it
+        // reaches the start of the sequence
         const reach = tr.last.map((o, j) => {
           const g = o.gradNorms;
           const D = tr.nets[j].D;
