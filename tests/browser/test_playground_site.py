@@ -26,6 +26,7 @@ from rhn.widgets.playground import PLAYGROUND_CLASS  # noqa: E402
 from .common import OUT, SITE, Visit  # noqa: E402
 from .playground_page import PLAY_JS  # noqa: E402
 from .test_playground_harness import LEARNS_BELOW, PLATEAU_ABOVE, STEPS  # noqa: E402
+from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
 
 PAGE = "book/12_playground.html"
 MAX_BYTES = 1_000_000
@@ -41,6 +42,24 @@ def test_playground_page_is_light_and_local() -> None:
         assert (path.parent / src.split("?")[0]).resolve().is_file(), src
     # the site's small widget loader draws it (_ext/widget_scripts.py)
     assert "widget-loader.js" in html and "embed-amd" not in html
+
+
+def test_playground_weighs_little_more_than_a_plain_chapter(browser, base_url) -> None:  # noqa: ANN001
+    # _transfer waits for the network to go idle: the playground draws at once
+    plain = _transfer(browser, base_url, PLAIN_CHAPTER)
+    total = _transfer(browser, base_url, PAGE)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "playground-weight.json").write_text(
+        json.dumps(
+            {
+                "html_bytes": (SITE / PAGE).stat().st_size,
+                "transfer_bytes": total,
+                "plain_chapter_bytes": plain,
+            }
+        )
+        + "\n"
+    )
+    assert total - plain <= MAX_EXTRA_BYTES, (total, plain)
 
 
 @pytest.mark.parametrize("visit", [PAGE], indirect=True, ids=[PAGE])
