@@ -156,7 +156,10 @@ function render({ model, el }) {
     }
   }
 
-  play.addEventListener("click", () => setPlaying(!playing));
+  play.addEventListener("click", () => {
+    setPlaying(!playing);
+    draw();
+  });
   stepButton.addEventListener("click", () => {
     setPlaying(false);
     trainOne();
@@ -164,7 +167,7 @@ function render({ model, el }) {
   });
   reset.addEventListener("click", () => {
     restart();
-    schedule();
+    draw(); // at once: the numbers on the page never lag a press
   });
 
   const apply = (next) => {
