@@ -219,7 +219,7 @@ class Playground(anywidget.AnyWidget):
     """The training playground: numbers from Python, training and drawing in JS.
 
     Attributes:
-        data: from :func:`rhn.widgets.playground.playground_data`, plus
+        data: from ``rhn.widgets.playground.playground_data``, plus
             ``controls``.
         values: the sliders' setting, ``{"depth", "transform_bias", "log_lr",
             "seq_len"}``; setting it from Python moves the sliders and, for
