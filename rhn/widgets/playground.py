@@ -6,7 +6,7 @@ whose ES module (``static/playground.js``, bundled from
 adding problem with backpropagation through time and Adam, in float64, and
 redraws the loss, the gradient norms and the gate activity as it trains.
 
-What Python hands over (``playground_data``) and what the browser makes
+What Python hands over (:func:`playground_data`) and what the browser makes
 of it:
 
 - **Weights**: the real initial weights of :class:`rhn.RHN` (coupled gates,
@@ -219,7 +219,8 @@ class Playground(anywidget.AnyWidget):
     """The training playground: numbers from Python, training and drawing in JS.
 
     Attributes:
-        data: from ``playground_data``, plus ``controls``.
+        data: from ``rhn.widgets.playground.playground_data``, plus
+            ``controls``.
         values: the sliders' setting, ``{"depth", "transform_bias", "log_lr",
             "seq_len"}``; setting it from Python moves the sliders and, for
             anything but the learning rate, restarts the training.
