@@ -55,7 +55,7 @@ class TrainResult:
             model returned and ``test_loss`` its loss on the test split.
     """
 
-    model: nn.Module
+    model: torch.nn.Module
     history: dict[str, list[float]]
     metrics: dict[str, Any]
 
