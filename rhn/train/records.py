@@ -43,6 +43,7 @@ __all__ = [
     "load_checkpoint",
     "check_resume",
     "claim_folder",
+    "FolderLock",
 ]
 
 CHECKPOINT_NAME = "checkpoint.pt"
