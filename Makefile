@@ -1,12 +1,14 @@
 # Two entry points for a fresh machine (see README.md):
 #   make book   set up .venv, install the pinned requirements, build the book
 #   make test   set up .venv if missing: lint, unit tests, strict build, browser tests
+#   make colab  every chapter alone, offline, in Colab's package versions
+#   make portable  every chapter under other CPUs' arithmetic (tools/portable.py)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit browser lint clean portable
+.PHONY: book test unit browser lint colab clean portable
 
 # Local npm packages: esbuild (the widgets' bundle is rebuilt and compared in the
 # unit tests) and the stand-ins for CDN scripts in the browser tests
@@ -46,6 +48,12 @@ PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]_*.ipynb))
 portable: $(STAMP)
 	$(BIN)/python tools/portable.py notebooks $(PORTABLE_CHAPTERS) \
 		--variants $$($(BIN)/python tools/portable.py list --names --except native)
+# Every chapter as a Colab reader runs it (tools/colab.py): alone in an empty
+# folder, Colab's versions of torch, numpy, matplotlib, ipywidgets, IPython...
+# (a venv built once under ~/.cache/rhn-colab, or $$RHN_COLAB_CACHE), its own
+# set-up cell installing rhn from a snapshot of this tree, no network
+colab: $(STAMP)
+	$(BIN)/python tools/colab.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check rhn tests benchmarks book tools conftest.py

@@ -23,6 +23,7 @@ Sequences are time-first, ``(T, B, I)``, like ``torch.nn.LSTM``;
 
 import importlib
 
+from ._stack import DropoutMasks
 from .baselines import (
     GRU,
     LSTM,
@@ -32,7 +33,8 @@ from .baselines import (
     count_parameters,
     matched_hidden_size,
 )
-from .cells import DTRNN, RHN, DTRNNCell, Highway, RHNCell
+from .cells import DTRNN, RHN, DTRNNCell, RHNCell
+from .highway import Highway
 
 __version__ = "0.1.0"
 
@@ -43,14 +45,18 @@ _SUBMODULES = (
     "analysis",
     "bench",
     "chorales",
+    "defaults",
+    "devices",
     "diagrams",
     "experiments",
     "fast",
     "fused",
     "gradflow",
     "graphs",
+    "highway",
     "plots",
     "results",
+    "spectra",
     "tasks",
     "train",
     "widgets",
@@ -69,6 +75,7 @@ __all__ = [
     "Highway",
     "DTRNNCell",
     "DTRNN",
+    "DropoutMasks",
     "RNN",
     "LSTM",
     "GRU",

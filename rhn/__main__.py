@@ -20,7 +20,6 @@ import signal
 import sys
 import typing
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from . import _cli
 
@@ -92,10 +91,13 @@ def train_parser() -> argparse.ArgumentParser:
     # Names are case-insensitive, as in the Python API: lowered before checking.
     p.add_argument(
         "--task",
-        type=str.lower,
-        choices=sorted(TASKS),
+        type=_task_arg,
         default="adding",
-        help="the task (default: adding)",
+        metavar="TASK",
+        help=f"the task: one of {', '.join(sorted(TASKS))}, or your own as "
+        "module:function, a function returning an rhn.tasks.Task (imported from "
+        "the current directory or the installed packages; see rhn.owntasks) "
+        "(default: adding)",
     )
     option(
         "--seq-len",
@@ -243,6 +245,30 @@ def train_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _task_arg(text: str) -> str:
+    """``--task``: a built-in name (any case) or ``module:function``."""
+    from .tasks import TASKS
+
+    if ":" in text:
+        return text.strip()
+    name = text.strip().lower()
+    if name not in TASKS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(sorted(TASKS))}, "
+            "or give module:function)"
+        )
+    return name
+
+
+def _resolve_task(task: str) -> object:
+    """The task a ``--task`` value names: a name, or the task module:function makes."""
+    if ":" not in task:
+        return task
+    from .owntasks import task_from_spec
+
+    return task_from_spec(task)
+
+
 def _flag(field: str) -> str:
     return "--" + field.replace("_", "-")
 
@@ -259,28 +285,6 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
             words += [_flag(field), str(value)]
     words += ["--resume", resume]
     return shlex.join(words)
-
-
-def _claim_out(out: Path, resume: str | None, overwrite: bool) -> str | None:
-    """Refuse to write over a finished or running run; ``None`` when ``out`` is free.
-
-    Returns the error message, or ``None``. With ``overwrite`` the old run's
-    files are removed now, so that the directory never mixes two runs.
-    """
-    from .train import CHECKPOINT_NAME, METRICS_NAME
-
-    found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
-    if not found or resume is not None:
-        return None
-    if not overwrite:
-        return (
-            f"--out {out} already holds a run ({', '.join(found)}); pass --resume "
-            f"{out / CHECKPOINT_NAME} to continue it, --overwrite to replace it, "
-            "or another --out"
-        )
-    for name in found:
-        (out / name).unlink()
-    return None
 
 
 def train_main(argv: Sequence[str] | None = None) -> int:
@@ -300,14 +304,13 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     task = args.pop("task")
     if "num_params" in args:
         args["hidden_size"] = None
-    args.setdefault("out", f"runs/{task}-{args.get('model', 'rhn')}")
     try:
-        config = TrainConfig.for_task(task, **args)
-        out = _cli.writable_dir("--out", config.out)
-        problem = _claim_out(out, resume, overwrite)
-        if problem is not None:
-            return _cli.fail(prog, problem)
-        result = train(config, resume=resume)
+        task_obj = _resolve_task(task)
+        name = task_obj if isinstance(task_obj, str) else task_obj.name
+        args.setdefault("out", f"runs/{name}-{args.get('model', 'rhn')}")
+        config = TrainConfig.for_task(task_obj, **args)
+        _cli.writable_dir("--out", config.out)
+        result = train(config, resume=resume, overwrite=overwrite)
     except (TypeError, ValueError, FileNotFoundError) as err:
         return _cli.fail(prog, err)
     except FloatingPointError as err:
@@ -428,7 +431,14 @@ def _grid_values(field: str, text: str) -> list[object]:
 
 
 def sweep_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rhn sweep``: parse, run every setting and seed, write the JSON."""
+    """``python -m rhn sweep``: parse, run every setting and seed, write the JSON.
+
+    Exit status: 0 on success; 2 for a usage error (one line on stderr); 1 when
+    the JSON was written but some runs were stopped by a NaN or infinite loss
+    (recorded with ``"diverged": true`` and their ``error``; runs that ended
+    far above the baseline are flagged the same way, with exit status 0);
+    130 or 143 when SIGINT or SIGTERM stopped it.
+    """
     import dataclasses as dc
 
     from .experiments import sweep
@@ -480,7 +490,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             grid[field] = _grid_values(field, text)
         if "num_params" in args:
             args["hidden_size"] = None
-        base = TrainConfig.for_task(task, **args)
+        base = TrainConfig.for_task(_resolve_task(task), **args)
         record = sweep(
             base,
             grid,
@@ -516,7 +526,18 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
         return 1
     print(f"wrote {out}: {len(record['runs'])} runs in {record['seconds']:.0f} s")
-    return 0
+    # a run stopped by a NaN or infinite loss could not finish: exit status 1;
+    # one that ended far above the baseline finished, and is flagged only
+    stopped = [run for run in record["runs"] if "error" in run["metrics"]]
+    flagged = [run for run in record["runs"] if run["metrics"].get("diverged")]
+    if flagged:
+        print(
+            f"python -m rhn sweep: {len(flagged)} of {len(record['runs'])} runs "
+            f"diverged, {len(stopped)} of them stopped by a NaN or infinite loss "
+            f"(recorded with diverged: true in {out})",
+            file=sys.stderr,
+        )
+    return 1 if stopped else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import _io
+
 USAGE_ERROR = 2  # the exit status of argparse and of every check below
 
 
@@ -49,6 +51,8 @@ def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
     Raises a ``ValueError`` naming ``name`` if ``path`` is a file, lies under a
     file, or cannot be written.
     """
+    if isinstance(path, str) and not path.strip():
+        raise ValueError(f"{name} must be a directory name, got {path!r}")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
@@ -72,6 +76,8 @@ def writable_file(name: str, path: str | os.PathLike[str]) -> Path:
     Raises a ``ValueError`` naming ``name`` if ``path`` is a directory, its
     directory does not exist, or it cannot be written.
     """
+    if isinstance(path, str) and not path.strip():
+        raise ValueError(f"{name} must be a file name, got {path!r}")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{name} must be a file name, got the directory {str(path)!r}")
@@ -80,6 +86,7 @@ def writable_file(name: str, path: str | os.PathLike[str]) -> Path:
             f"{name} must be in an existing directory, got {str(path)!r} "
             f"({str(path.parent)!r} does not exist)"
         )
+    _io.check_writable(path, name)  # a regular file, in a directory we can write
     existed = path.exists()
     try:
         with open(path, "a"):  # "a": opens without truncating an existing file

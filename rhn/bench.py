@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-import json
 import os
 import platform
 import statistics
@@ -55,7 +54,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks, _cli
+from . import _checks, _cli, _io, devices
 from .baselines import count_parameters, matched_hidden_size
 from .cells import RHN
 
@@ -88,7 +87,7 @@ CUDA_MODELS = (
     "gru-matched",
 )
 """The models :func:`run` times by default on CUDA (``rhn-triton`` only when
-Triton is installed)."""
+Triton is installed and the GPU has compute capability 8.0+)."""
 
 KNOWN = (*CUDA_MODELS, "rhn-compiled")
 """Every model name :func:`run` accepts."""
@@ -98,9 +97,16 @@ def default_models(device: torch.device) -> tuple[str, ...]:
     """The models timed by default on ``device``."""
     if device.type != "cuda":
         return MODELS
-    if importlib.util.find_spec("triton") is None:
+    if importlib.util.find_spec("triton") is None or _triton_problem(device):
         return tuple(m for m in CUDA_MODELS if m != "rhn-triton")
     return CUDA_MODELS
+
+
+def _triton_problem(device: torch.device) -> str | None:
+    # the GPU's capability, once there is a GPU to ask (names are checked first)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    return devices.triton_problem(device)
 
 
 def device_name(device: torch.device) -> str:
@@ -122,7 +128,8 @@ def check_models(models: Sequence[str], device: torch.device) -> list[str]:
 
     Raises:
         ValueError: for an unknown name, an empty list, ``rhn-triton`` or
-            ``rhn-graphed`` off CUDA, or ``rhn-triton`` without Triton.
+            ``rhn-graphed`` off CUDA, or ``rhn-triton`` without Triton or on a
+            GPU older than compute capability 8.0.
     """
     models = [_checks.choice("models", m, KNOWN) for m in models]
     if not models:
@@ -137,6 +144,8 @@ def check_models(models: Sequence[str], device: torch.device) -> list[str]:
             "models: rhn-triton needs the optional package triton, which is not "
             "installed (pip install 'rhn[triton]')"
         )
+    if "rhn-triton" in models and _triton_problem(device):
+        raise ValueError(f"models: rhn-triton: {_triton_problem(device)}")
     return models
 
 
@@ -505,6 +514,8 @@ def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
         _checks.positive_int("--depths", d)
     if args.threads is not None:
         _checks.positive_int("--threads", args.threads)
+        if args.threads > 4096:  # torch takes a C int
+            raise ValueError(f"--threads must be at most 4096, got {args.threads}")
     _checks.seed("--seed", args.seed)
     device = args.device.strip().lower()
     if device == "auto":
@@ -574,8 +585,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['us_per_token']:6.2f} us/token"
         )
     if out is not None:
-        with open(out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        _io.write_json(out, result, name="--out", indent=1)
         print(f"wrote {out}")
     return 0

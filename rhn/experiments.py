@@ -40,8 +40,10 @@ from typing import Any
 
 import torch
 
-from . import _checks, _cli, results
-from .train import TrainConfig, train
+from . import _checks, _cli, _io, results
+from .tasks import get_task
+from .train import TrainConfig, records, resolve_device, train
+from .train.model import check_memory
 
 __all__ = [
     "FORMAT",
@@ -67,6 +69,10 @@ _ONLY_FOR: dict[str, Callable[[str], bool]] = {
 
 # Fields that a sweep sets itself, or that make no sense per run.
 _NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress"}
+
+# What load_sweep requires of a record and of each of its runs.
+_RECORD_KEYS = ("call", "complete", "runs", "seconds")
+_RUN_KEYS = ("setting", "seed", "config", "metrics", "history")
 
 _HISTORY_KEYS = (
     "step",
@@ -203,10 +209,11 @@ def _resumable(
             "nothing to continue"
         )
     call = json.loads(json.dumps(fresh["call"]))  # compare as the file stores it
+    # the whole config (fields an old record lacks at their defaults), except
+    # what does not change the numbers (progress bars, threads, device)
     changed = [
-        f"base.{k}"
-        for k in call["base"]
-        if call["base"][k] != old["call"]["base"].get(k)
+        f"base.{change}"
+        for change in records.config_changes(call["base"], old["call"]["base"])
     ]
     changed += [part for part in ("grid", "seeds") if call[part] != old["call"][part]]
     if changed:
@@ -215,16 +222,15 @@ def _resumable(
             "differ); give the options of the interrupted sweep"
         )
     for run, (_, _, config) in zip(old["runs"], plan, strict=False):
-        if run["config"] != json.loads(json.dumps(config.to_dict())):
+        if records.config_changes(config.to_dict(), run["config"]):
             raise ValueError(f"resume: the runs in {str(path)!r} are not this sweep's")
     return old
 
 
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
-    tmp.replace(path)  # a reader never sees a half-written file
+    # whole or not at all: a reader (or a kill) never sees half a file
+    _io.write_json(path, record, name="out", indent=None, separators=(",", ":"))
 
 
 def sweep(
@@ -281,6 +287,12 @@ def sweep(
         ``valid_loss``, and ``test_loss`` repeats it: sweeps written before
         ``valid_loss`` existed have only ``test_loss``).
 
+    A run whose training loss becomes NaN or infinite is recorded like the
+    others, with ``metrics["diverged"]`` true, its ``error`` and the history
+    up to then, and the sweep goes on (a resumed sweep does not train it
+    again). Every config is built, its device found and its size checked
+    against the memory before the first run trains.
+
     Raises:
         FileExistsError: ``out`` exists and neither ``overwrite`` nor ``resume``
             is set.
@@ -310,6 +322,9 @@ def sweep(
     settings = _settings(base, grid)
     # Build every config first, so that a bad value fails before any training.
     plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]
+    for _, _, config in plan:  # and what only a run would find: the device, sizes
+        device = resolve_device(config.device)
+        check_memory(config, get_task(config.task), device)
 
     record: dict[str, Any] = {
         "format": FORMAT,
@@ -333,14 +348,20 @@ def sweep(
     for i, (setting, seed, config) in enumerate(plan, 1):
         if i <= done:  # finished before the interruption
             continue
-        result = train(config)
-        history = {k: result.history[k] for k in _HISTORY_KEYS if k in result.history}
+        try:
+            result = train(config)
+            metrics, full = dict(result.metrics), result.history
+        except FloatingPointError as err:  # recorded as diverged; the sweep goes on
+            metrics = dict(getattr(err, "metrics", {"diverged": True}))
+            metrics.setdefault("error", str(err))
+            full = getattr(err, "history", {})
+        history = {k: full[k] for k in _HISTORY_KEYS if k in full}
         record["runs"].append(
             {
                 "setting": setting,
                 "seed": seed,
                 "config": config.to_dict(),
-                "metrics": dict(result.metrics),
+                "metrics": metrics,
                 "history": history,
             }
         )
@@ -351,12 +372,18 @@ def sweep(
         if path is not None:
             _write(record, path)
         if log is not None:
-            m = result.metrics
+            m = metrics
             label = " ".join(f"{k}={v}" for k, v in setting.items())
+            loss = m.get("test_loss")
+            score = (
+                f"test_loss {loss:.4g} (baseline {m['baseline']:.4g})"
+                if isinstance(loss, float)
+                else "no test loss"
+            )
+            diverged = ", DIVERGED" if m.get("diverged") else ""
             log(
-                f"[{i}/{len(plan)}] {label} seed={seed}: test_loss "
-                f"{m['test_loss']:.4g} (baseline {m['baseline']:.4g}), "
-                f"{m['seconds']:.0f} s"
+                f"[{i}/{len(plan)}] {label} seed={seed}: {score}{diverged}, "
+                f"{m.get('seconds', 0.0):.0f} s"
             )
     return record
 
@@ -374,14 +401,22 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
     if isinstance(path, str) and Path(path).name == path and not Path(path).exists():
         path = results.path(path)  # a shipped record, found wherever the page runs
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{str(path)!r} is not valid JSON: {error}") from error
+    record = _io.read_json(path, name="path")  # errors name the file
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         found = record.get("format") if isinstance(record, dict) else None
         raise ValueError(
             f"{str(path)!r} is not a sweep record of format {FORMAT} (format {found!r})"
+        )
+    missing = [k for k in _RECORD_KEYS if k not in record]
+    if not missing and isinstance(record["runs"], list):
+        missing = sorted(
+            {k for run in record["runs"] for k in _RUN_KEYS if k not in run}
+            if all(isinstance(run, dict) for run in record["runs"])
+            else {"runs[i] (not a dict)"}
+        )
+    if missing or not isinstance(record["runs"], list):
+        raise ValueError(
+            f"{str(path)!r} is not a whole sweep record: it lacks {missing or ['runs']}"
         )
     if not record["complete"] and not allow_incomplete:
         raise ValueError(
@@ -475,7 +510,8 @@ def summarize(
         key = json.dumps(key_values, sort_keys=True)
         group = groups.setdefault(key, {**key_values, "seeds": [], "values": []})
         group["seeds"].append(run["seed"])
-        group["values"].append(float(value_of(run)))
+        value = value_of(run)  # None: a run that diverged before its evaluation
+        group["values"].append(math.nan if value is None else float(value))
     return [
         {**g, "n": len(g["values"]), **_stats(g["values"])} for g in groups.values()
     ]

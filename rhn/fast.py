@@ -1,13 +1,13 @@
 r"""A fast RHN layer: the same function as the plain loop, with less overhead.
 
-:meth:`rhn.RHN._run_layer` runs one layer as the equations read: for every time
-step and every micro-layer, a matrix product, a ``tanh``, a ``sigmoid`` and a few
-element-wise products, each recorded by autograd. At the sizes of the book
-(``B <= 128``, ``H = 256``) most of the time goes to *overhead*, not arithmetic:
-launching many small operations, recording the autograd graph for each, and
-running its many small backward nodes. :func:`run_layer` computes the same
-outputs and gradients (to float rounding) with a few changes, each measured in
-the chapter "Making it fast":
+The plain loop (``RHN(impl="loop")``) runs one layer as the equations read:
+for every time step and every micro-layer, a matrix product, a ``tanh``, a
+``sigmoid`` and a few element-wise products, each recorded by autograd. At the
+sizes of the book (``B <= 128``, ``H = 256``) most of the time goes to
+*overhead*, not arithmetic: launching many small operations, recording the
+autograd graph for each, and running its many small backward nodes.
+:func:`rhn_layer` computes the same outputs and gradients (to float rounding)
+with a few changes, each measured in the chapter "Making it fast":
 
 1. **One autograd node per layer.** :class:`RHNLayerFunction` is a
    :class:`torch.autograd.Function`. Its forward runs the loop with autograd
@@ -56,22 +56,20 @@ by itself.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-if TYPE_CHECKING:  # the cell type only; cells.py imports this module
-    from .cells import RHNCell
+from ._amp import autocast_dtype
+from ._amp import autocast_off as _autocast_off
 
 __all__ = [
     "RHNLayerFunction",
     "autocast_dtype",
     "reference_layer",
     "rhn_layer",
-    "run_layer",
     "supported",
 ]
 
@@ -338,41 +336,6 @@ def _backward(
     return grad_x_proj.mul_(bscale), g, grad_w, grad_b
 
 
-def autocast_dtype(device_type: str, dtype: torch.dtype) -> torch.dtype | None:
-    """The low precision autocast asks for now, or ``None``.
-
-    ``None`` when autocast is off for ``device_type`` or when the parameters'
-    ``dtype`` is not ``float32`` (autocast leaves other dtypes alone).
-    """
-    if dtype != torch.float32:
-        return None
-    try:
-        if not torch.is_autocast_enabled(device_type):
-            return None
-        low = torch.get_autocast_dtype(device_type)
-    except (TypeError, RuntimeError, AttributeError):  # torch < 2.4
-        if device_type == "cpu":
-            on, low = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
-        elif device_type == "cuda":
-            on, low = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
-        else:
-            return None
-        if not on:
-            return None
-    return None if low == torch.float32 else low
-
-
-def _autocast_off(device_type: str) -> contextlib.AbstractContextManager:
-    """Autocast disabled (the dtypes here are chosen explicitly), if it is on."""
-    try:
-        on = torch.is_autocast_enabled(device_type)
-    except (TypeError, RuntimeError, AttributeError):  # torch < 2.4, or no autocast
-        on = device_type in ("cpu", "cuda")
-    if not on:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type, enabled=False)
-
-
 def reference_layer(
     x_proj: torch.Tensor,
     s0: torch.Tensor,
@@ -384,7 +347,7 @@ def reference_layer(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`rhn_layer` as plain differentiable operations, step by step.
 
-    The same equations as :meth:`rhn.RHNCell.step`, on the arguments of
+    The RHN equations (those of the plain loop), on the arguments of
     :func:`rhn_layer`. Every operation is recorded by autograd, so gradients
     of any order exist; the fast path uses it for double backward.
     """
@@ -605,25 +568,3 @@ def rhn_layer(
             x_proj, s0, state_mask, coupled, weights, biases, keep=False, low=low
         )
     return S[0][1:], S[0][-1]
-
-
-def run_layer(
-    cell: RHNCell,
-    x: torch.Tensor,
-    s: torch.Tensor,
-    state_mask: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The fast drop-in for :meth:`rhn.RHN._run_layer`: same arguments, same result.
-
-    ``x`` is the layer input ``(T, B, I)``, ``s`` the initial state ``(B, H)``.
-    The input projection of all steps, with micro-layer 0's bias, is one
-    matrix product recorded by autograd; the recurrence is
-    :func:`rhn_layer`.
-    """
-    depth = cell.depth
-    x_proj = F.linear(x, cell.weight_ih, cell.recurrent_bias(0))  # (T, B, G*H)
-    weights = [cell.recurrent_weight(k) for k in range(depth)]
-    biases = [cell.recurrent_bias(k) for k in range(1, depth)]
-    return rhn_layer(
-        x_proj, s, weights, biases, coupled=cell.coupled, state_mask=state_mask
-    )

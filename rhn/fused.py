@@ -23,11 +23,13 @@ direction, against four or five in the fast path's forward and three or four
 in its backward (more with a state mask or under autocast).
 
 The kernels compute in the dtype of the state and the parameters, whatever
-the dtype of the products they read. Under ``torch.autocast`` the products
-run in the autocast dtype and the kernels in float32, reading and writing
-both dtypes; the state and the saved buffers stay float32 (as in
-:mod:`rhn.fast`). Double backward recomputes the layer with
-:func:`rhn.fast.reference_layer`.
+the dtype of the products they read, except that 16-bit values (a model in
+bfloat16 or float16) are computed in float32 (Triton's ``sigmoid`` takes
+float32 and float64 only, and sums are steadier so) and cast to each buffer's
+dtype on store. Under ``torch.autocast`` the products run in the autocast
+dtype and the kernels in float32, reading and writing both dtypes; the state
+and the saved buffers stay float32 (as in :mod:`rhn.fast`). Double backward
+recomputes the layer with :func:`rhn.fast.reference_layer`.
 
 Triton is an optional dependency (``pip install "rhn[triton]"``). The kernels
 run on CUDA tensors; with the environment variable ``TRITON_INTERPRET=1`` set
@@ -39,15 +41,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from . import fast
-
-if TYPE_CHECKING:  # the cell type only; cells.py imports this module lazily
-    from .cells import RHNCell
+from . import devices, fast
 
 try:
     import triton
@@ -55,7 +53,7 @@ try:
 except ImportError:  # the optional dependency is missing
     triton = None
 
-__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer", "run_layer"]
+__all__ = ["available", "interpreted", "TritonLayerFunction", "rhn_layer"]
 
 BLOCK = 1024
 """Elements of the ``(B, H)`` block handled by one Triton program."""
@@ -85,6 +83,13 @@ _INTERPRETED = triton is not None and os.environ.get("TRITON_INTERPRET", "0") in
 if triton is not None:
 
     @triton.jit
+    def _wide(x):
+        # 16-bit values compute in float32 (the dtype test is made at compile time)
+        if x.dtype.primitive_bitwidth < 32:
+            x = x.to(tl.float32)
+        return x
+
+    @triton.jit
     def _micro_forward_kernel(
         p_ptr,  # (B, G*H): s_in R_k^T, any float dtype
         base_ptr,  # (B, G*H) x_proj of this step, or (G*H,) bias
@@ -107,8 +112,9 @@ if triton is not None:
         b = offs // H
         row = b * (G * H) + offs % H  # the H block of this element's row
         brow = b * base_row + offs % H
-        s = tl.load(s_ptr + offs, mask=valid, other=0.0)
-        # the pre-activation, in the state's dtype (float32 under autocast)
+        s = _wide(tl.load(s_ptr + offs, mask=valid, other=0.0))
+        # the pre-activation, in the state's dtype (float32 under autocast or
+        # for a 16-bit state)
         a_h = tl.load(p_ptr + row, mask=valid, other=0.0).to(s.dtype)
         a_h += tl.load(base_ptr + brow, mask=valid, other=0.0).to(s.dtype)
         a_t = tl.load(p_ptr + row + H, mask=valid, other=0.0).to(s.dtype)
@@ -122,16 +128,17 @@ if triton is not None:
             a_c += tl.load(base_ptr + brow + 2 * H, mask=valid, other=0.0).to(s.dtype)
             c = tl.sigmoid(a_c)
         s_new = h * t + s * c
-        tl.store(s_out_ptr + offs, s_new, mask=valid)
+        tl.store(s_out_ptr + offs, s_new.to(s_out_ptr.dtype.element_ty), mask=valid)
         s_in = s_new
         if HAS_MASK:
-            s_in = s_new * tl.load(mask_ptr + offs, mask=valid, other=0.0)
+            s_in = s_new * _wide(tl.load(mask_ptr + offs, mask=valid, other=0.0))
         tl.store(s_in_ptr + offs, s_in.to(s_in_ptr.dtype.element_ty), mask=valid)
         if SAVE:
-            tl.store(y_ptr + row, h, mask=valid)
-            tl.store(y_ptr + row + H, t, mask=valid)
+            ydt = y_ptr.dtype.element_ty
+            tl.store(y_ptr + row, h.to(ydt), mask=valid)
+            tl.store(y_ptr + row + H, t.to(ydt), mask=valid)
             if not COUPLED:
-                tl.store(y_ptr + row + 2 * H, c, mask=valid)
+                tl.store(y_ptr + row + 2 * H, c.to(ydt), mask=valid)
 
     @triton.jit
     def _micro_backward_kernel(
@@ -155,27 +162,27 @@ if triton is not None:
         valid = offs < n
         row = (offs // H) * (G * H) + offs % H
         # g: the gradient of the state leaving this micro-layer
-        g = tl.load(gc_ptr + offs, mask=valid, other=0.0)
+        g = _wide(tl.load(gc_ptr + offs, mask=valid, other=0.0))
         if HAS_BACK:
             back = tl.load(back_ptr + offs, mask=valid, other=0.0).to(g.dtype)
             if HAS_MASK:
-                back = back * tl.load(mask_ptr + offs, mask=valid, other=0.0)
+                back = back * _wide(tl.load(mask_ptr + offs, mask=valid, other=0.0))
             g += back
         if HAS_GO:
             g += tl.load(go_ptr + offs, mask=valid, other=0.0).to(g.dtype)
-        h = tl.load(y_ptr + row, mask=valid, other=0.0)
-        t = tl.load(y_ptr + row + H, mask=valid, other=0.0)
-        s = tl.load(s_ptr + offs, mask=valid, other=0.0)
+        h = _wide(tl.load(y_ptr + row, mask=valid, other=0.0))
+        t = _wide(tl.load(y_ptr + row + H, mask=valid, other=0.0))
+        s = _wide(tl.load(s_ptr + offs, mask=valid, other=0.0))
         zdt = z_ptr.dtype.element_ty
         tl.store(z_ptr + row, (g * t * (1.0 - h * h)).to(zdt), mask=valid)
         if COUPLED:
             c = 1.0 - t
             tl.store(z_ptr + row + H, (g * (h - s) * t * c).to(zdt), mask=valid)
         else:
-            c = tl.load(y_ptr + row + 2 * H, mask=valid, other=0.0)
+            c = _wide(tl.load(y_ptr + row + 2 * H, mask=valid, other=0.0))
             tl.store(z_ptr + row + H, (g * h * t * (1.0 - t)).to(zdt), mask=valid)
             tl.store(z_ptr + row + 2 * H, (g * s * c * (1.0 - c)).to(zdt), mask=valid)
-        tl.store(gc_ptr + offs, g * c, mask=valid)
+        tl.store(gc_ptr + offs, (g * c).to(gc_ptr.dtype.element_ty), mask=valid)
 
 
 def _grid(n: int) -> tuple[int]:
@@ -337,6 +344,8 @@ def _check_device(x: torch.Tensor) -> None:
             "(on the CPU, set TRITON_INTERPRET=1 before importing triton to run "
             "the kernels in Triton's interpreter, or use impl='fast')"
         )
+    if x.device.type == "cuda":  # Triton supports compute capability 8.0+
+        devices.check_triton(x.device)
 
 
 def rhn_layer(
@@ -351,8 +360,9 @@ def rhn_layer(
     """:func:`rhn.fast.rhn_layer` with the Triton kernels: same arguments, results.
 
     Raises:
-        RuntimeError: if Triton is missing, or the tensors are not on a CUDA
-            device and Triton's interpreter is off.
+        RuntimeError: if Triton is missing, the tensors are not on a CUDA
+            device and Triton's interpreter is off, or the GPU is older than
+            compute capability 8.0 (:func:`rhn.devices.check_triton`).
     """
     _check_device(x_proj)
     tensors = [x_proj, s0, *weights, *biases]
@@ -369,18 +379,3 @@ def rhn_layer(
             x_proj, s0, state_mask, coupled, weights, biases, False, low
         )
     return S[0][1:], S[0][-1]
-
-
-def run_layer(
-    cell: RHNCell,
-    x: torch.Tensor,
-    s: torch.Tensor,
-    state_mask: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Triton drop-in for :meth:`rhn.RHN._run_layer` (see :func:`rhn_layer`)."""
-    x_proj = F.linear(x, cell.weight_ih, cell.recurrent_bias(0))  # (T, B, G*H)
-    weights = [cell.recurrent_weight(k) for k in range(cell.depth)]
-    biases = [cell.recurrent_bias(k) for k in range(1, cell.depth)]
-    return rhn_layer(
-        x_proj, s, weights, biases, coupled=cell.coupled, state_mask=state_mask
-    )

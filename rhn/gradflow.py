@@ -197,7 +197,20 @@ def gradient_norms(
     param = next(model.parameters())
     _checks.same_dtype("x", x_tb, param)
     if state is not None and unbatched:
-        # the steps below are batched (B = 1); the model checks the shapes
+        # the steps below are batched (B = 1), so the shape is checked here,
+        # where an error can still name the shape the caller passed
+        parts = (
+            [(f"state[{i}]", p) for i, p in enumerate(state)]
+            if isinstance(model, LSTM) and isinstance(state, (tuple, list))
+            else [("state", state)]
+        )
+        want = (num_layers, model.hidden_size)
+        for label, part in parts:
+            if isinstance(part, torch.Tensor) and tuple(part.shape) != want:
+                raise ValueError(
+                    f"{label} must have shape (N, H) = {want} for this unbatched "
+                    f"input, got {_checks.shape_str(part.shape)}"
+                )
         if isinstance(model, LSTM) and isinstance(state, (tuple, list)):
             state = tuple(
                 p.unsqueeze(1) if isinstance(p, torch.Tensor) else p for p in state

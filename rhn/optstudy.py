@@ -26,7 +26,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import platform
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from . import __version__, _checks, gradflow
+from . import __version__, _checks, _io, gradflow
 from .baselines import count_parameters
 from .cells import RHN
 from .tasks import get_task
@@ -163,7 +162,8 @@ def run_study(
 
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
+    # whole or not at all: an interrupted study keeps the runs it finished
+    _io.write_json(path, record, name="out", indent=None, separators=(",", ":"))
 
 
 DROPOUT_MODES = ("none", "variational", "per-step", "per-step-carry")

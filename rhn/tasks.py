@@ -338,6 +338,31 @@ class Task:
     init_head: Callable[[torch.nn.Linear], None] | None = None
 
     def __post_init__(self) -> None:
+        # A task of the user's own is checked here, not deep inside a run.
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"Task.name must be a non-empty string, got {self.name!r}")
+        for attr in ("generate", "baseline"):
+            if not callable(getattr(self, attr)):
+                raise TypeError(
+                    f"Task.{attr} must be callable, got {getattr(self, attr)!r}"
+                )
+        _checks.positive_int("Task.input_size", self.input_size)
+        _checks.positive_int("Task.output_size", self.output_size)
+        _checks.choice("Task.loss", self.loss, ["mse", "cross_entropy", "frame_nll"])
+        _checks.choice("Task.readout", self.readout, ["last", "all"])
+        if self.held_out is not None and (
+            not isinstance(self.held_out, tuple)
+            or len(self.held_out) != 2
+            or not all(isinstance(h, str) for h in self.held_out)
+        ):
+            raise ValueError(
+                "Task.held_out must be None or a pair of split names (valid, test), "
+                f"got {self.held_out!r}"
+            )
+        if self.init_head is not None and not callable(self.init_head):
+            raise TypeError(
+                f"Task.init_head must be callable or None, got {self.init_head!r}"
+            )
         # Read-only, so that no caller can change a registered task's defaults.
         object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
 
@@ -412,7 +437,11 @@ TASKS: dict[str, Task] = {
 
 
 def get_task(name: str | Task) -> Task:
-    """Look a task up in :data:`TASKS` by name (a :class:`Task` is returned as is)."""
+    """Look a task up in :data:`TASKS` by name (a :class:`Task` is returned as is).
+
+    A task of your own is a :class:`Task` (:func:`rhn.owntasks.tensor_task`
+    makes one from tensors); :class:`rhn.train.TrainConfig` takes it as ``task``.
+    """
     if isinstance(name, Task):
         return name
     return TASKS[_checks.choice("task", name, list(TASKS))]

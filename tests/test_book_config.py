@@ -44,29 +44,59 @@ CHAPTER_LABELS = {
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the
-# repository only when it is missing (Colab), never upgrades what is installed
-# (so Colab's torch stays), and picks the GPU when there is one.
-SETUP_CELL = """\
-# Set-up: use the installed rhn package, or install it from the book's repository
-# (this is what happens on Colab). No upgrade flag: pip keeps the installed torch.
+# repository only when it is missing (Colab), pins the reader-facing packages
+# at their installed versions (so Colab's torch, numpy and ipywidgets stay),
+# prints pip's messages when it fails, says when a restart is needed, and picks
+# the GPU when there is one. tools/colab.py runs it for real, offline.
+SETUP_CELL = r"""
+# Set-up: use the installed rhn, or install it from the book's repository (as on
+# Colab) without changing torch, numpy, matplotlib, IPython or the widget
+# packages: a constraints file pins them at the versions installed.
+import importlib.metadata
 import importlib.util
+import os
 import subprocess
 import sys
+import tempfile
+
+
+def installed():  # {name: version} of the installed packages, as imports see them
+    dists = reversed([*importlib.metadata.distributions()])
+    return {str(d.name).lower(): d.version for d in dists}
+
 
 if importlib.util.find_spec("rhn") is None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q",
-         "rhn[widgets] @ git+{url}"],
-        check=True,
-    )
+    before = installed()
+    keep = ["torch", "numpy", "matplotlib", "ipython", "ipykernel", "ipywidgets",
+            "widgetsnbextension", "anywidget", "tqdm"]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
+        pins.write("".join(f"{p}=={before[p]}\n" for p in keep if p in before))
+    # RHN_SOURCE installs from elsewhere, e.g. git+file:///path/to/a/clone
+    source = os.environ.get("RHN_SOURCE", "git+https://github.com/rhn-book/rhn-book")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-c", pins.name,
+                          f"rhn[widgets] @ {source}"], capture_output=True, text=True)
+    os.unlink(pins.name)
+    if pip.returncode != 0:  # Colab would show only the exit status
+        print(pip.stdout + pip.stderr)
+        raise RuntimeError("pip could not install rhn: its messages are printed above")
     importlib.invalidate_caches()
+    changed = sorted(p for p, v in installed().items() if before.get(p, v) != v)
+    if changed:
+        print(f"pip changed {', '.join(changed)}, which this session may have loaded "
+              "already: restart the session (Colab: Runtime > Restart session) "
+              "and run the notebook again.")
 
 import torch
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 if DEVICE.type == "cpu" and "google.colab" in sys.modules:
     print("No GPU: running on the CPU (fine for this book). For a GPU in Colab: "
-          "Runtime > Change runtime type > GPU, then run all cells again.")"""
+          "Runtime > Change runtime type > GPU, then run all cells again.")""".lstrip(
+    "\n"
+)
+KEEP = ["torch", "numpy", "matplotlib", "ipython", "ipykernel", "ipywidgets"]
+KEEP += ["widgetsnbextension", "anywidget", "tqdm"]
+
 
 REQUIRED_KEYS = {
     "zilly2017recurrent",
@@ -198,54 +228,126 @@ def test_first_code_cell_is_the_setup_cell(path):
     assert urls == [REPO_URL], f"{path.name} installs from {urls}, not {REPO_URL}"
     for flag in ("-U", "--upgrade", "--force-reinstall"):
         assert flag not in text.split(), f"{path.name}: {flag} would replace torch"
-    assert text == SETUP_CELL.format(url=REPO_URL), (
+    assert text == SETUP_CELL, (
         f"{path.name}: the set-up cell differs from the canonical one in "
         "tests/test_book_config.py (copy it exactly)"
     )
 
 
-def run_setup_cell(monkeypatch, *, have_rhn: bool, colab: bool, cuda: bool):
-    """Execute the canonical cell with pip, CUDA and Colab faked."""
+class FakeDist:
+    def __init__(self, name, version):
+        self.name, self.version = name, version
+
+
+def run_setup_cell(
+    monkeypatch,
+    *,
+    have_rhn: bool,
+    colab: bool,
+    cuda: bool,
+    pip_fails: bool = False,
+    pip_changes: dict | None = None,
+):
+    """Execute the canonical cell with pip, CUDA and Colab faked.
+
+    Returns the pip calls, each ``(command, keyword arguments, constraints
+    file's text)``, and the cell's DEVICE. ``pip_changes`` ({name: version})
+    is what the fake pip installs.
+    """
+    import importlib.metadata
     import importlib.util
 
     import torch
 
     calls = []
     real_find_spec = importlib.util.find_spec
+    dists = [FakeDist(d.name, d.version) for d in importlib.metadata.distributions()]
 
     def find_spec(name, *args, **kwargs):
         if name == "rhn" and not have_rhn:
             return None
         return real_find_spec(name, *args, **kwargs)
 
+    def pip(cmd, **kwargs):
+        constraints = Path(cmd[cmd.index("-c") + 1]).read_text()
+        calls.append((cmd, kwargs, constraints))
+        for name, version in (pip_changes or {}).items():
+            dists.insert(0, FakeDist(name, version))  # first on sys.path
+        if pip_fails:
+            return subprocess.CompletedProcess(cmd, 1, "", "ERROR: no rhn here\n")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append((cmd, kw)))
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: list(dists))
+    monkeypatch.setattr(subprocess, "run", pip)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
     if colab:
         monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("colab"))
     else:
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     namespace: dict = {}
-    exec(SETUP_CELL.format(url=REPO_URL), namespace)
+    exec(SETUP_CELL, namespace)
     return calls, namespace["DEVICE"]
 
 
 def test_setup_cell_installs_rhn_only_when_missing(monkeypatch, capsys):
+    import importlib.metadata
+
+    monkeypatch.delenv("RHN_SOURCE", raising=False)
     calls, device = run_setup_cell(monkeypatch, have_rhn=True, colab=False, cuda=False)
     assert calls == [] and device.type == "cpu"
     assert capsys.readouterr().out == ""
 
     calls, _ = run_setup_cell(monkeypatch, have_rhn=False, colab=True, cuda=True)
-    ((cmd, kwargs),) = calls
-    assert cmd == [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        f"rhn[widgets] @ git+{REPO_URL}",
-    ]
-    assert kwargs == {"check": True}
+    ((cmd, kwargs, constraints),) = calls
+    assert cmd[:5] == [sys.executable, "-m", "pip", "install", "-q"]
+    assert cmd[5] == "-c" and cmd[7:] == [f"rhn[widgets] @ git+{REPO_URL}"]
+    assert not Path(cmd[6]).exists()  # the constraints file is removed
+    assert kwargs == {"capture_output": True, "text": True}
+    # every reader-facing package installed here is pinned at its version
+    pinned = dict(line.split("==") for line in constraints.splitlines())
+    for name in KEEP:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            assert name not in pinned
+        else:
+            assert pinned[name] == version, name
+    assert pinned["torch"] == importlib.metadata.version("torch")
+    assert capsys.readouterr().out == ""  # a quiet install says nothing
+
+
+def test_setup_cell_installs_from_rhn_source(monkeypatch):
+    monkeypatch.setenv("RHN_SOURCE", "git+file:///somewhere/rhn-clone")
+    calls, _ = run_setup_cell(monkeypatch, have_rhn=False, colab=True, cuda=False)
+    assert calls[0][0][-1] == "rhn[widgets] @ git+file:///somewhere/rhn-clone"
+
+
+def test_setup_cell_shows_pips_messages_when_it_fails(monkeypatch, capsys):
+    with pytest.raises(RuntimeError, match="pip could not install rhn"):
+        run_setup_cell(
+            monkeypatch, have_rhn=False, colab=True, cuda=False, pip_fails=True
+        )
+    assert "ERROR: no rhn here" in capsys.readouterr().out
+
+
+def test_setup_cell_says_when_a_restart_is_needed(monkeypatch, capsys):
+    import importlib.metadata
+
+    numpy = importlib.metadata.version("numpy")
+    # a new package needs no restart; a changed version of one may have been
+    # imported in the old version already
+    run_setup_cell(
+        monkeypatch, have_rhn=False, colab=False, cuda=False,
+        pip_changes={"rhn": "0.1.0", "a-package-new-here": "0.1"},
+    )  # fmt: skip
+    assert capsys.readouterr().out == ""
+    run_setup_cell(
+        monkeypatch, have_rhn=False, colab=False, cuda=False,
+        pip_changes={"rhn": "0.1.0", "numpy": numpy + ".post1"},
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert "pip changed numpy" in out and "Runtime > Restart session" in out
 
 
 def test_setup_cell_uses_the_gpu_and_hints_only_on_colab(monkeypatch, capsys):

@@ -220,7 +220,7 @@ class TestVariationalDropout:
 
 
 def test_highway_layer():
-    layer = rhn.Highway(5, activation="tanh", gate_bias=-3.0).double()
+    layer = rhn.Highway(5, activation="tanh", transform_bias=-3.0).double()
     assert torch.all(layer.bias[5:] == -3.0)
     x = torch.randn(4, 2, 5, dtype=torch.float64)
     W, b = layer.weight.detach(), layer.bias.detach()
@@ -228,5 +228,5 @@ def test_highway_layer():
     t = torch.sigmoid(x @ W[5:].T + b[5:])
     torch.testing.assert_close(layer(x), h * t + (1 - t) * x)
     torch.testing.assert_close(layer.gate(x), t)
-    closed = rhn.Highway(5, gate_bias=-50.0).double()
+    closed = rhn.Highway(5, transform_bias=-50.0).double()
     torch.testing.assert_close(closed(x), x)

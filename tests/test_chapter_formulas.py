@@ -74,12 +74,12 @@ def test_zero_weight_cell_decays_by_one_minus_sigmoid_bias(b_T, D, T):
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
-@pytest.mark.parametrize("gate_bias", [0.0, -2.0])
-def test_highway_jacobian_formula(activation, gate_bias):
+@pytest.mark.parametrize("bias", [0.0, -2.0])
+def test_highway_jacobian_formula(activation, bias):
     # ch. 5, eq. (eq-highway-jacobian):
     # diag(1 - t) + diag(t f'(a_H)) W_H + diag((h - x) t (1 - t)) W_T
     torch.manual_seed(5)
-    layer = rhn.Highway(7, activation=activation, gate_bias=gate_bias).double()
+    layer = rhn.Highway(7, activation=activation, transform_bias=bias).double()
     x = torch.randn(7, dtype=torch.float64)
     W, b = layer.weight.detach(), layer.bias.detach()
     a_H = W[:7] @ x + b[:7]
@@ -99,7 +99,7 @@ def test_zero_weight_highway_stack_keeps_half_the_gradient():
     p = 1 - 2 ** (-1 / 50)
     b = math.log(p / (1 - p))
     assert -4.28 < b < -4.26
-    layers = [rhn.Highway(3, gate_bias=b).double() for _ in range(50)]
+    layers = [rhn.Highway(3, transform_bias=b).double() for _ in range(50)]
     x = torch.randn(3, dtype=torch.float64, requires_grad=True)
     y = x
     for layer in layers:

@@ -6,6 +6,7 @@ The kernels themselves are checked in Triton's interpreter by
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,15 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_auto_picks_the_fast_path_until_triton_has_run_on_a_gpu():
     cpu = torch.zeros(1)
     cuda = SimpleNamespace(device=torch.device("cuda"))  # no GPU needed
-    assert cells._select_run_layer("auto", cpu) is fast.run_layer
-    assert cells._select_run_layer("auto", cuda) is fast.run_layer
-    assert cells._select_run_layer("fast", cuda) is fast.run_layer
+    assert cells._select_run_layer("auto", cpu) is fast.rhn_layer
+    assert cells._select_run_layer("auto", cuda) is fast.rhn_layer
+    assert cells._select_run_layer("fast", cuda) is fast.rhn_layer
     assert cells._select_run_layer("loop", cuda) is None
     if cells.importlib.util.find_spec("triton") is not None:
         from rhn import fused
 
-        assert cells._select_run_layer("triton", cpu) is fused.run_layer
-        assert cells._select_run_layer("triton", cuda) is fused.run_layer
+        assert cells._select_run_layer("triton", cpu) is fused.rhn_layer
+        assert cells._select_run_layer("triton", cuda) is fused.rhn_layer
     assert rhn.RHN(2, 3, 1).impl == "auto"
     assert "impl" not in repr(rhn.RHN(2, 3, 1))
 
@@ -82,13 +83,25 @@ def _signature(names, pointers, constexprs):
     return sig
 
 
-@pytest.mark.parametrize(
-    ("low", "work"), [("bf16", "fp32"), ("fp32", "fp32"), ("fp64", "fp64")]
-)
-def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, low, work):
+# (sm, products' dtype, state's dtype): autocast (bf16/fp16 products, fp32
+# state), full precision, float64 (chapter 10's check), and 16-bit models
+# (their state in bf16/fp16: computed in float32 and cast on store), for the
+# T4 (sm_75, which rhn refuses, see rhn.devices, but the code compiles), the
+# A100 (sm_80) and the H100 (sm_90)
+COMPILE_CASES = [
+    (80, "bf16", "fp32"),
+    (80, "fp32", "fp32"),
+    (80, "fp64", "fp64"),
+    (90, "fp16", "fp32"),
+    *[(sm, w, w) for sm in (75, 80, 90) for w in ("bf16", "fp16")],
+]
+
+
+@pytest.mark.parametrize(("sm", "low", "work"), COMPILE_CASES)
+def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, sm, low, work):
     # The interpreter checks what the kernels compute; this checks that the
-    # compiler accepts them: Triton compiles to a cubin for an sm_80 GPU
-    # (A100) with its bundled ptxas, no GPU or driver needed.
+    # compiler accepts them: Triton compiles to a cubin for a GPU of that
+    # architecture with its bundled ptxas, no GPU or driver needed.
     pytest.importorskip("triton")
     import triton
     from triton.backends.compiler import GPUTarget
@@ -120,5 +133,11 @@ def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, low, work)
     for kernel, pointers, constexprs in cases:
         sig = _signature(kernel.arg_names, pointers, constexprs)
         src = ASTSource(fn=kernel, signature=sig, constexprs=constexprs)
-        compiled = triton.compile(src, target=GPUTarget("cuda", 80, 32))
-        assert compiled.asm["cubin"] and ".target sm_80" in compiled.asm["ptx"]
+        compiled = triton.compile(src, target=GPUTarget("cuda", sm, 32))
+        ptx = compiled.asm["ptx"]
+        assert compiled.asm["cubin"] and f".target sm_{sm}" in ptx
+        # 16-bit values are only converted: all arithmetic is float32 or wider
+        arithmetic = re.findall(
+            r"^\s*(?:add|sub|mul|fma|neg|ex2|rcp|div)\S*", ptx, re.M
+        )
+        assert arithmetic and not [op for op in arithmetic if "f16" in op], kernel

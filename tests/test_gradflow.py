@@ -231,7 +231,7 @@ def test_layer_gradient_norms_of_a_linear_chain():
 
 def test_layer_gradient_norms_of_closed_highway_layers():
     # gate bias -60: every layer carries its input, the gradient is unchanged
-    layers = [rhn.Highway(8, gate_bias=-60.0).double() for _ in range(30)]
+    layers = [rhn.Highway(8, transform_bias=-60.0).double() for _ in range(30)]
     x = torch.randn(5, 8, dtype=torch.float64)
     norms = layer_gradient_norms(layers, x, reduction="none")
     assert norms.shape == (30, 5)

@@ -125,7 +125,7 @@ def test_empty_batch_is_refused_by_gradflow():
             lambda: rhn.RHN(3, 4, depth=2, transform_bias=7e4, dtype=torch.float16),
             "torch.float16",
         ),
-        (lambda: rhn.Highway(4, gate_bias=1e39), "gate_bias"),
+        (lambda: rhn.Highway(4, transform_bias=1e39), "transform_bias"),
         (lambda: rhn.LSTM(3, 4, forget_bias=1e39), "forget_bias"),
         (lambda: rhn.train.TrainConfig(model="lstm", forget_bias=-1e39), "forget_bias"),
         (lambda: rhn.train.TrainConfig(transform_bias=1e39), "transform_bias"),

@@ -376,7 +376,7 @@ def test_nan_loss_writes_metrics_marked_diverged(tmp_path):
 
 
 def test_cli_exit_status_of_a_diverged_run(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(rt, "DIVERGED_FACTOR", 1e-9)  # every run counts as diverged
+    monkeypatch.setattr(rt.run, "DIVERGED_FACTOR", 1e-9)  # every run counts as diverged
     args = ["train", *CLI_TINY, "--steps", "2", "--out", str(tmp_path / "r")]
     assert main(args) == 1
     err = capsys.readouterr().err

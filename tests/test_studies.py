@@ -88,7 +88,7 @@ def test_compare_without_a_spread_says_how_to_measure_it(monkeypatch):
 def test_every_check_has_a_spread_in_its_record(name):
     spread = results.load(reruns.RECORDS[name])["variant_spread"]
     assert spread["check"] == name
-    assert set(spread["variants"]) >= {"native", "sse"}
+    assert set(spread["variants"]) >= {"native", "sse", "mkl-compatible"}
     for devs in spread["max_deviation"].values():
         assert all(d >= 0 for d in devs)
 

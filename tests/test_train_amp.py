@@ -68,7 +68,7 @@ def test_float16_with_grad_scaler_on_the_cpu(monkeypatch, tmp_path):
         self.amp_dtype = torch.float16
         self.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
 
-    monkeypatch.setattr(train_mod._Run, "_setup_precision", setup)
+    monkeypatch.setattr(train_mod.run._Run, "_setup_precision", setup)
     result = train_mod.train(config(steps=20, eval_every=10, out=str(tmp_path)))
     losses = torch.tensor(result.history["train_loss"])
     assert torch.isfinite(losses).all() and losses[-1] < losses[0]
@@ -99,7 +99,7 @@ def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
     # the same history bit for bit as the plain step, warm-up undone
     if amp:
         monkeypatch.setattr(
-            train_mod._Run,
+            train_mod.run._Run,
             "_setup_precision",
             lambda self: (
                 setattr(self, "use_amp", True)
@@ -107,7 +107,7 @@ def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
                 or setattr(self, "scaler", torch.amp.GradScaler("cuda", enabled=False))
             ),
         )
-    monkeypatch.setattr(train_mod._Run, "_check_cuda_graph", lambda self: None)
+    monkeypatch.setattr(train_mod.run._Run, "_check_cuda_graph", lambda self: None)
     graphed = train_mod.train(config(cuda_graph=True, steps=12, eval_every=6))
     eager = train_mod.train(config(steps=12, eval_every=6))
     assert graphed.history == eager.history
@@ -123,8 +123,10 @@ def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():
     param = torch.nn.Parameter(torch.zeros(3))
     lr = torch.tensor(cfg.lr)
     opt = torch.optim.Adam([param], lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, train_mod._schedule(cfg))
-    factor = train_mod._schedule(cfg)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, train_mod.run._schedule(cfg, cfg.steps)
+    )
+    factor = train_mod.run._schedule(cfg, cfg.steps)
     for step in range(1, 6):
         param.grad = torch.ones(3)
         opt.step()

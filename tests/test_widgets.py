@@ -348,3 +348,36 @@ def test_colab_custom_widget_manager_is_switched_on(monkeypatch):
     finally:
         _util.enable_custom_widget_manager_once.cache_clear()
     assert calls == [1]  # once per session, as Colab asks
+
+
+def test_colab_gets_the_live_widget_without_the_png(monkeypatch):
+    """In Colab anywidget names the custom widget manager in the output's
+    metadata, and the widget is drawn live: the PNG fallback is left out there
+    (elsewhere it stays, for nbconvert). tools/colab.py checks the same in the
+    chapters, run in a Colab stand-in."""
+    import sys
+    import types
+
+    from anywidget import _util
+
+    output = types.ModuleType("google.colab.output")
+    output._widgets = types.SimpleNamespace(_installed_url=None)
+
+    def enable():
+        output._widgets._installed_url = "stand-in://widget-manager.js"
+
+    output.enable_custom_widget_manager = enable
+    fig = widgets.rnn_discs_widget(hidden_size=3)  # made outside Colab
+    data, _ = fig._repr_mimebundle_()
+    assert "image/png" in data
+    monkeypatch.setitem(sys.modules, "google.colab.output", output)
+    _util.enable_custom_widget_manager_once.cache_clear()
+    try:
+        data, metadata = fig._repr_mimebundle_()
+    finally:
+        _util.enable_custom_widget_manager_once.cache_clear()
+    view = "application/vnd.jupyter.widget-view+json"
+    assert set(data) == {"text/plain", view}
+    assert data[view]["model_id"] == fig.model_id
+    manager = metadata[view]["colab"]["custom_widget_manager"]
+    assert manager == {"url": "stand-in://widget-manager.js"}

@@ -166,3 +166,26 @@ def test_several_programs_and_a_partial_block(coupled):
         results.append([out, final, *torch.autograd.grad(loss, inputs)])
     for a, b in zip(*results, strict=True):
         torch.testing.assert_close(a, b, **TOL64)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_16_bit_model_computes_in_float32_and_stores_16_bits(dtype):
+    # a model cast to 16 bits: its state, saved values and gradients are 16-bit
+    # buffers; the kernels compute in float32 and round once per store, so the
+    # results stay within a few 16-bit rounding errors of the float64 loop
+    loop, tri = pair(input_size=3, hidden_size=5, depth=3, coupled=False)
+    tri = tri.to(dtype)
+    loop = loop.double()
+    loop.load_state_dict(tri.state_dict())  # the same (rounded) weights
+    x = torch.randn(6, 2, 3).to(dtype)
+    s0 = torch.randn(1, 2, 5).to(dtype)
+    got = run(tri, x.requires_grad_(), s0.requires_grad_())
+    want = run(
+        loop,
+        x.detach().double().requires_grad_(),
+        s0.detach().double().requires_grad_(),
+    )
+    eps = torch.finfo(dtype).eps
+    assert all(g.dtype == dtype for g in got)
+    for a, b in zip(got, want, strict=True):
+        assert rel_err(a, b) < 6 * eps  # measured: at most 3.6 eps (bf16)

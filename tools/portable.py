@@ -26,13 +26,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name -> variables; "native" is whatever this machine picks by itself
+# name -> variables; "native" is whatever this machine picks by itself. On an
+# AMD EPYC with AVX-512, torch 2.13: ATen's "default" kernels change almost every
+# rounding, "avx2" changes the sigmoid, MKL's "COMPATIBLE" path changes matrix
+# products; MKL already runs its AVX2 path there (AVX512 is refused on AMD), and
+# oneDNN and a second thread did not change the float32 ops the book uses.
 VARIANTS: dict[str, dict[str, str]] = {
     "native": {},
     # an AVX2 machine (most laptops, many cloud CPUs)
@@ -48,6 +51,10 @@ VARIANTS: dict[str, dict[str, str]] = {
         "MKL_CBWR": "COMPATIBLE",
         "ONEDNN_MAX_CPU_ISA": "SSE41",
     },
+    # only the matrix products on MKL's compatible path
+    "mkl-compatible": {"MKL_CBWR": "COMPATIBLE"},
+    # only torch's own kernels without vector extensions
+    "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
     # an AVX-512 machine's matrix products (Intel Xeon), where the CPU has them
     "avx512": {
         "ATEN_CPU_CAPABILITY": "avx512",
@@ -57,6 +64,10 @@ VARIANTS: dict[str, dict[str, str]] = {
     # two threads: reductions split differently
     "threads2": {"OMP_NUM_THREADS": "2"},
 }
+# the variants a record is made under (those that changed roundings here)
+RECORD_VARIANTS = ("native", "avx2", "sse", "mkl-compatible", "aten-default")
+# a cache of finished variants, so that an interrupted record resumes
+CACHE = ROOT / ".portable-cache"
 
 
 def cpu_flags() -> set[str]:
@@ -161,67 +172,65 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def record_variants() -> dict[str, dict[str, str]]:
+    here = available()
+    return {name: here[name] for name in RECORD_VARIANTS if name in here}
+
+
+def run_variants(folder: Path, argv: list[str], jobs: int) -> dict[str, dict]:
+    """``python -m rhn.studies ARGV --out FOLDER/VARIANT.json`` under every
+    record variant (those already in ``folder`` are kept: a rerun resumes)."""
+    variants = record_variants()
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def one(name: str) -> tuple[str, int, str]:
+        target = folder / f"{name}.json"
+        if target.is_file():
+            return name, 0, ""
+        part = folder / f"{name}.part.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "rhn.studies", *argv, "--out", str(part)],
+            env=variant_env(variants[name]),
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode == 0:
+            part.replace(target)
+        return name, proc.returncode, proc.stderr[-2000:]
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        outcomes = list(pool.map(one, variants))
+    for name, rc, err in outcomes:
+        if rc != 0:
+            raise SystemExit(f"variant {name} failed:\n{err}")
+    return {n: json.loads((folder / f"{n}.json").read_text()) for n in variants}
+
+
+def write_json(path: Path, record: dict) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
+    part.replace(path)
+
+
 def cmd_record(args: argparse.Namespace) -> int:
-    variants = available()
-    out = Path(args.out)
-    with tempfile.TemporaryDirectory() as tmp:
-
-        def one(name: str) -> tuple[str, int, str]:
-            target = Path(tmp) / f"{name}.json"
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "rhn.studies",
-                    args.study,
-                    "--seeds",
-                    args.seeds,
-                    "--out",
-                    str(target),
-                ],
-                env=variant_env(variants[name]),
-                capture_output=True,
-                text=True,
-            )
-            return name, proc.returncode, proc.stderr[-2000:]
-
-        start = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(one, variants))
-        for name, rc, err in results:
-            if rc != 0:
-                print(f"variant {name} failed:\n{err}", file=sys.stderr)
-                return 1
-        record = {
-            "format": 1,
-            "study": args.study,
-            "command": " ".join(
-                [
-                    "python",
-                    "tools/portable.py",
-                    "record",
-                    args.study,
-                    "--seeds",
-                    args.seeds,
-                    "--out",
-                    args.out,
-                ]
-            ),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "seconds": round(time.perf_counter() - start, 1),
-            "variants": {},
-        }
-        for name in variants:
-            data = json.loads((Path(tmp) / f"{name}.json").read_text())
-            record.setdefault("settings", data["settings"])
-            record["variants"][name] = {
-                "machine": data["machine"],
-                "runs": data["runs"],
-            }
-    part = out.with_name(out.name + ".part")
-    part.write_text(json.dumps(record, indent=1))
-    part.replace(out)
-    print(f"wrote {out} ({len(variants)} variants) in {record['seconds']:.0f} s")
+    start = time.perf_counter()
+    folder = CACHE / f"{args.study}-{args.seeds}"
+    outputs = run_variants(folder, [args.study, "--seeds", args.seeds], args.jobs)
+    command = f"python tools/portable.py record {args.study} --seeds {args.seeds}"
+    record = {
+        "format": 1,
+        "study": args.study,
+        "command": f"{command} --out {args.out}",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "settings": next(iter(outputs.values()))["settings"],
+        "variants": {
+            name: {"machine": data["machine"], "runs": data["runs"]}
+            for name, data in outputs.items()
+        },
+    }
+    write_json(Path(args.out), record)
+    seconds = time.perf_counter() - start
+    print(f"wrote {args.out} ({len(outputs)} variants) in {seconds:.0f} s")
     return 0
 
 
@@ -230,39 +239,9 @@ def cmd_spread(args: argparse.Namespace) -> int:
     from rhn import results
     from rhn.studies import reruns
 
-    variants = available()
-    with tempfile.TemporaryDirectory() as tmp:
-
-        def one(name: str) -> tuple[str, int, str]:
-            target = Path(tmp) / f"{name}.json"
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "rhn.studies",
-                    "rerun",
-                    "--check",
-                    args.check,
-                    "--out",
-                    str(target),
-                ],
-                env=variant_env(variants[name]),
-                capture_output=True,
-                text=True,
-            )
-            return name, proc.returncode, proc.stderr[-2000:]
-
-        start = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            outcomes = list(pool.map(one, variants))
-        for name, rc, err in outcomes:
-            if rc != 0:
-                print(f"variant {name} failed:\n{err}", file=sys.stderr)
-                return 1
-        runs = {
-            name: json.loads((Path(tmp) / f"{name}.json").read_text())
-            for name in variants
-        }
+    start = time.perf_counter()
+    folder = CACHE / f"spread-{args.check}"
+    runs = run_variants(folder, ["rerun", "--check", args.check], args.jobs)
     worst: dict[str, list[float]] = {}
     for data in runs.values():
         for key, devs in reruns.deviations(data["curves"], data["saved"]).items():
@@ -280,9 +259,7 @@ def cmd_spread(args: argparse.Namespace) -> int:
             for name, data in runs.items()
         },
     }
-    part = path.with_name(path.name + ".part")
-    part.write_text(json.dumps(record, indent=None, separators=(",", ":")) + "\n")
-    part.replace(path)
+    write_json(path, record)
     for key, devs in worst.items():
         print(
             f"{args.check} {key}: largest deviation per evaluation "

@@ -11,10 +11,10 @@ under several arithmetic variants of the CPU and merges the files.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from .. import _io
 from . import machine, parse_seeds
 
 
@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         parser.error(f"--out: the folder {str(out.parent)!r} does not exist")
+    try:  # a regular file in a directory that can be written, before the work
+        _io.check_writable(out, "--out")
+    except ValueError as e:
+        parser.error(str(e))
     if args.study == "rerun":
         from . import reruns
 
@@ -51,9 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             from . import race as study
         record = study.run(seeds)
     record["machine"] = machine()
-    part = out.with_name(out.name + ".part")
-    part.write_text(json.dumps(record))
-    part.replace(out)
+    _io.write_json(out, record, name="--out")  # whole or not at all
     return 0
 
 

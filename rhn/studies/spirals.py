@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..cells import Highway
+from ..highway import Highway
 
 KINDS = ("plain", "he", "highway")
 # every setting the chapter trains: (kind, transform-gate bias; unused if plain)
@@ -69,7 +69,7 @@ def make_net(
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
     torch.manual_seed(seed)
     if kind == "highway":
-        hidden = [Highway(width, gate_bias=transform_bias) for _ in range(depth)]
+        hidden = [Highway(width, transform_bias=transform_bias) for _ in range(depth)]
     else:
         hidden = []
         for _ in range(depth):

@@ -18,6 +18,9 @@ Where each part lives (one hop from here):
   :func:`gradient_flow_widget`, chapter 8);
 - ``rhn.widgets.figures``: the same figures drawn by matplotlib, the PNG
   that front ends without widgets (PDF, nbconvert) show;
+- ``rhn.widgets.playground``: the training playground of chapter 12
+  (:func:`playground_widget`), which trains an RHN and a tanh RNN in the
+  browser (``js/playground*.js``, bundled into ``static/playground.js``);
 - ``rhn/widgets/js/``: the browser side (``numerics.js``: the mathematics;
   ``draw.js``: the drawing shared by the three figures; ``controls.js``;
   ``index.js``), bundled by ``rhn.widgets.build`` into
@@ -58,6 +61,7 @@ from .models import (
     rhn_jacobian_data,
     rnn_discs_data,
 )
+from .playground import Playground, playground_widget
 
 __all__ = [
     "BIAS_GRID",
@@ -76,4 +80,6 @@ __all__ = [
     "rnn_discs_figure",
     "rhn_jacobian_figure",
     "gradient_flow_figure",
+    "Playground",
+    "playground_widget",
 ]

@@ -1,11 +1,14 @@
-"""Bundle the widgets' ES module: ``python -m rhn.widgets.build [--check]``.
+"""Bundle the widgets' ES modules: ``python -m rhn.widgets.build [--check]``.
 
 Runs esbuild (the version pinned in the repository's ``package.json``,
 installed by ``npm ci`` into ``node_modules``) on ``js/index.js`` and writes
-``static/widget.js``, one minified ES module with ml-matrix inside. The bundle
-is committed, because Colab and ``pip install`` take the package from the
-repository without running npm; ``tests/test_widgets.py`` rebuilds it and
-checks that the committed file is byte for byte the same.
+``static/widget.js``, one minified ES module with ml-matrix inside, and on
+``js/playground.js`` for ``static/playground.js``, the training playground
+(:mod:`rhn.widgets.playground`). The bundles are
+committed, because Colab and ``pip install`` take the package from the
+repository without running npm; ``tests/test_widgets.py`` and
+``tests/test_playground.py`` rebuild them and check that the committed files
+are byte for byte the same.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "js" / "index.js"
 BUNDLE = HERE / "static" / "widget.js"
+PLAYGROUND_SOURCE = HERE / "js" / "playground.js"
+PLAYGROUND_BUNDLE = HERE / "static" / "playground.js"
+ENTRIES = {SOURCE: BUNDLE, PLAYGROUND_SOURCE: PLAYGROUND_BUNDLE}
 REPO = HERE.parents[1]
 ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
 
@@ -34,8 +40,11 @@ FLAGS = [
 ]
 
 
-def build(outfile: Path = BUNDLE, esbuild: Path = ESBUILD) -> Path:
-    """Bundle ``js/index.js`` into ``outfile`` with esbuild; returns ``outfile``.
+def build(
+    outfile: Path = BUNDLE, esbuild: Path = ESBUILD, source: Path = SOURCE
+) -> Path:
+    """Bundle ``source`` (default ``js/index.js``) into ``outfile`` with esbuild;
+    returns ``outfile``.
 
     Raises:
         FileNotFoundError: esbuild is not installed (run ``npm ci``).
@@ -50,7 +59,12 @@ def build(outfile: Path = BUNDLE, esbuild: Path = ESBUILD) -> Path:
     # relative paths: esbuild writes them into nothing, but keep the call
     # independent of where the repository lives
     subprocess.run(
-        [str(esbuild), str(SOURCE.relative_to(REPO)), *FLAGS, f"--outfile={outfile}"],
+        [
+            str(esbuild),
+            str(Path(source).relative_to(REPO)),
+            *FLAGS,
+            f"--outfile={outfile}",
+        ],
         cwd=REPO,
         check=True,
     )
@@ -66,17 +80,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not args.check:
-        print(f"wrote {build()}")
+        for source, bundle in ENTRIES.items():
+            print(f"wrote {build(bundle, source=source)}")
         return 0
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = build(Path(tmp) / "widget.js").read_bytes()
-    if fresh != BUNDLE.read_bytes():
-        print(f"{BUNDLE} is stale: run python -m rhn.widgets.build", file=sys.stderr)
-        return 1
-    print(f"{BUNDLE} is up to date")
-    return 0
+    stale = 0
+    for source, bundle in ENTRIES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = build(Path(tmp) / bundle.name, source=source).read_bytes()
+        if not bundle.is_file() or fresh != bundle.read_bytes():
+            print(
+                f"{bundle} is stale: run python -m rhn.widgets.build", file=sys.stderr
+            )
+            stale = 1
+        else:
+            print(f"{bundle} is up to date")
+    return stale
 
 
 if __name__ == "__main__":

@@ -5,14 +5,16 @@ model's numbers (from :mod:`rhn.widgets.models`), its ``values`` trait the
 slider setting, and its ES module (``static/widget.js``, bundled from
 ``js/`` by :mod:`rhn.widgets.build`) computes and draws everything in the
 browser. The same module runs in JupyterLab, Notebook 7, VS Code, Colab
-(anywidget switches on Colab's custom widget manager by itself) and, from the
-widget state saved in the page, on the static website.
+(anywidget switches on Colab's custom widget manager by itself; there the
+output carries no PNG fallback) and, from the widget state saved in the page,
+on the static website.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -107,10 +109,22 @@ class InteractiveFigure(anywidget.AnyWidget):
         # a PNG of the current setting beside the widget view: what nbconvert
         # (PDF, LaTeX) and front ends without widgets show
         bundle = super()._repr_mimebundle_(**kwargs)
+        if _in_colab():
+            # No PNG in Colab: anywidget has switched on Colab's custom widget
+            # manager and named it in this output's metadata, so Colab draws
+            # the live widget; a PNG there would only be drawn by matplotlib
+            # at every display and saved with the notebook, never shown.
+            return bundle
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
         data = dict(data or {})
         data["image/png"] = base64.b64encode(self.png()).decode("ascii")
         return (data, metadata) if metadata is not None else data
+
+
+def _in_colab() -> bool:
+    # anywidget's own test (anywidget._util.in_colab): Colab's kernel has
+    # loaded google.colab.output before any cell runs
+    return "google.colab.output" in sys.modules
 
 
 def rnn_discs_widget(

@@ -1,0 +1,211 @@
+"""The configuration of a training run: :class:`TrainConfig` and the device.
+
+Every field has one comment; ``__post_init__`` checks each one, so that a bad
+value fails when the config is made, before any training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .. import _checks
+from ..baselines import MODELS
+from ..defaults import DEPTH, TRANSFORM_BIAS
+from ..tasks import TASKS, Task, get_task
+
+__all__ = ["TrainConfig", "resolve_device", "MAX_THREADS"]
+
+MAX_THREADS = 4096
+"""The most torch CPU threads a config may ask for (torch takes a C int)."""
+_TRAINING_DEVICES = ("cpu", "cuda", "mps")
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run. The defaults solve the adding problem.
+
+    Use :meth:`for_task` to start from a task's own defaults.
+    """
+
+    # a name in rhn.tasks.TASKS (adding, copy, temporal_order, chorales) or your
+    # own rhn.tasks.Task (rhn.tasks.tensor_task makes one from tensors)
+    task: str | Task = "adding"
+    seq_len: int = 100  # sequence length T handed to the task's generator
+    model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
+    depth: int = DEPTH  # recurrence depth D of rhn and dtrnn (ignored by the others)
+    hidden_size: int | None = 48  # H; None: matched to num_params
+    num_params: int | None = None  # parameter budget of the core if hidden_size is None
+    num_layers: int = 1  # stacked recurrent layers N
+    transform_bias: float = TRANSFORM_BIAS  # initial RHN transform-gate bias (carry)
+    forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
+    steps: int = 1000  # optimiser steps, one fresh batch each
+    batch_size: int = 64  # sequences per step
+    lr: float = 5e-3  # Adam learning rate
+    lr_schedule: str = "cosine"  # "constant" or "cosine" (decays to lr / 10)
+    weight_decay: float = 0.0  # Adam weight decay
+    clip: float = 1.0  # max global gradient norm; 0 turns clipping off
+    eval_every: int = 100  # steps between held-out evaluations
+    eval_samples: int = 1000  # held-out sequences (fixed, never trained on)
+    stop_loss: float | None = None  # stop early once the held-out loss is below
+    seed: int = 0  # seeds the initial weights, the batches and the held-out set
+    device: str = "auto"  # auto (cuda > mps > cpu), cpu, cuda, cuda:1, mps
+    # mixed precision: None on CUDA only, by capability (rhn.devices: bfloat16 on
+    # 8.0+, float16 + GradScaler on 7.x); True also on the CPU (bfloat16, slower
+    # there: it exists so CI tests the path)
+    amp: bool | None = None
+    cuda_graph: bool = False  # replay each step from a CUDA graph (rhn.graphs)
+    threads: int | None = (
+        1  # torch CPU threads (small models: 1 is fastest); None: torch's
+    )
+    out: str | None = None  # directory for metrics.json and checkpoint.pt
+    checkpoint_every: int = 0  # also checkpoint every this many steps (0: at end)
+    progress: bool = True  # show a tqdm progress bar with the live loss
+    dropout: float = 0.0  # RHN variational dropout (input, state, output); 0: off
+    patience: int = 0  # early stop after this many evaluations without a better
+    # held-out loss, keeping the best weights; 0: off
+
+    def __post_init__(self) -> None:
+        task = get_task(self.task)
+        # a registered task is kept by name; the user's own as the object
+        self.task = task.name if TASKS.get(task.name) is task else task
+        self.seq_len = _checks.positive_int("seq_len", self.seq_len)
+        self.model = _checks.choice("model", self.model, list(MODELS))
+        self.depth = _checks.positive_int("depth", self.depth)
+        if self.hidden_size is None and self.num_params is None:
+            raise ValueError("give hidden_size or num_params (both are None)")
+        if self.hidden_size is not None and self.num_params is not None:
+            raise ValueError(
+                f"give hidden_size or num_params, not both (got hidden_size="
+                f"{self.hidden_size}, num_params={self.num_params}); set "
+                "hidden_size=None to size the model by num_params"
+            )
+        if self.hidden_size is not None:
+            self.hidden_size = _checks.positive_int("hidden_size", self.hidden_size)
+        if self.num_params is not None:
+            self.num_params = _checks.positive_int("num_params", self.num_params)
+        self.num_layers = _checks.positive_int("num_layers", self.num_layers)
+        self.transform_bias = _checks.representable(  # the model is float32
+            "transform_bias", _checks.real("transform_bias", self.transform_bias), None
+        )
+        if self.forget_bias is not None:
+            self.forget_bias = _checks.representable(
+                "forget_bias", _checks.real("forget_bias", self.forget_bias), None
+            )
+        self.steps = _checks.positive_int("steps", self.steps)
+        self.batch_size = _checks.positive_int("batch_size", self.batch_size)
+        self.lr = _checks.real("lr", self.lr)
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        self.lr_schedule = _checks.choice(
+            "lr_schedule", self.lr_schedule, ["constant", "cosine"]
+        )
+        self.weight_decay = _checks.real("weight_decay", self.weight_decay)
+        self.clip = _checks.real("clip", self.clip)
+        if self.clip < 0 or self.weight_decay < 0:
+            raise ValueError(
+                f"clip and weight_decay must be >= 0, got clip={self.clip}, "
+                f"weight_decay={self.weight_decay}"
+            )
+        self.eval_every = _checks.positive_int("eval_every", self.eval_every)
+        self.eval_samples = _checks.positive_int("eval_samples", self.eval_samples)
+        if self.stop_loss is not None:
+            self.stop_loss = _checks.real("stop_loss", self.stop_loss)
+        # the held-out set uses seed 2 * seed + 1, which must stay below 2**32
+        self.seed = _checks.seed("seed", self.seed, limit=_checks.SEED_LIMIT // 2)
+        if not isinstance(self.device, str):
+            raise TypeError(
+                f"device must be a string such as 'auto', 'cpu' or 'cuda', got "
+                f"{type(self.device).__name__}"
+            )
+        self.device = self.device.strip().lower()
+        if self.device != "auto":
+            kind = _checks.device("device", self.device).type
+            if kind not in _TRAINING_DEVICES:  # e.g. "meta": tensors without data
+                raise ValueError(
+                    f"device must be auto, cpu, cuda, cuda:N or mps to train on, got "
+                    f"{self.device!r} (a {kind} device)"
+                )
+            # availability is checked by train
+        if self.threads is not None:
+            self.threads = _checks.positive_int("threads", self.threads)
+            if self.threads > MAX_THREADS:  # torch takes a C int
+                raise ValueError(
+                    f"threads must be at most {MAX_THREADS}, got {self.threads}"
+                )
+        self.checkpoint_every = _checks.positive_int(
+            "checkpoint_every", self.checkpoint_every, minimum=0
+        )
+        if self.amp is not None:
+            _checks.boolean("amp", self.amp)
+        _checks.boolean("progress", self.progress)
+        _checks.boolean("cuda_graph", self.cuda_graph)
+        if self.out is not None:
+            if not isinstance(self.out, (str, os.PathLike)):
+                raise TypeError(
+                    f"out must be a directory path or None, got "
+                    f"{type(self.out).__name__}"
+                )
+            self.out = os.fspath(self.out)
+            if not self.out.strip():  # "" would write into the current directory
+                raise ValueError(
+                    f"out must be a directory name or None, got {self.out!r}"
+                )
+        self.dropout = _checks.probability("dropout", self.dropout)
+        self.patience = _checks.positive_int("patience", self.patience, minimum=0)
+
+    @classmethod
+    def for_task(cls, task: str | Task, **overrides: Any) -> TrainConfig:
+        """A config with ``task``'s default settings, then ``overrides`` on top.
+
+        Unknown field names raise a ``TypeError`` naming them.
+        """
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - fields)
+        if unknown:
+            raise TypeError(
+                f"unknown TrainConfig field(s) {unknown}; the fields are "
+                f"{sorted(fields)}"
+            )
+        defaults = dict(get_task(task).defaults)
+        if overrides.get("num_params") is not None and "hidden_size" not in overrides:
+            defaults["hidden_size"] = None  # a budget replaces the default size
+        if overrides.get("hidden_size") is not None and "num_params" not in overrides:
+            defaults["num_params"] = None  # a size replaces the default budget
+        return cls(task=task, **{**defaults, **overrides})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a plain dict (JSON-ready); a task object by its name."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if isinstance(self.task, Task):
+            out["task"] = self.task.name
+        return out
+
+
+def resolve_device(spec: str | torch.device = "auto") -> torch.device:
+    """The device to train on: ``"auto"`` picks CUDA, then Apple MPS, then the CPU.
+
+    Any other string (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) or a
+    ``torch.device`` is used as given, after checking that it is available.
+    """
+    if isinstance(spec, str) and spec.strip().lower() == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if spec is None:
+        raise TypeError(
+            "device must be 'auto', a device string or a torch.device, got None"
+        )
+    device = _checks.device("device", spec)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {spec!r} was asked for, but CUDA is not available")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {spec!r} was asked for, but MPS is not available")
+    return device

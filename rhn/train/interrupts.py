@@ -1,0 +1,88 @@
+"""Stopping a run cleanly: SIGINT and SIGTERM between two steps, and the
+caller's global state (threads, random generators) given back afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["TrainingInterrupted", "caller_state_kept", "signals_deferred"]
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """:func:`train` was stopped by SIGINT or SIGTERM between two steps.
+
+    A ``KeyboardInterrupt``, so that code catching ``Exception`` lets it
+    through as it would a plain Ctrl-C.
+
+    Attributes:
+        signum: the signal number (``signal.SIGINT`` or ``signal.SIGTERM``).
+        step: the last step completed.
+        checkpoint: the checkpoint written on the way out (``None`` when the
+            config has no ``out``).
+        exit_code: the conventional exit status, ``128 + signum`` (130 for
+            SIGINT, 143 for SIGTERM).
+    """
+
+    def __init__(self, signum: int, step: int, checkpoint: Path | None) -> None:
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.exit_code = 128 + signum
+        where = (
+            f"checkpoint written to {checkpoint}"
+            if checkpoint is not None
+            else "no checkpoint written (config.out is None)"
+        )
+        name = signal.Signals(signum).name
+        super().__init__(f"training interrupted by {name} after step {step}; {where}")
+
+
+@contextlib.contextmanager
+def caller_state_kept() -> Iterator[None]:
+    """Restore torch's thread count and global random state on the way out."""
+    threads = torch.get_num_threads()
+    rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        torch.set_rng_state(rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[list[int]]:
+    """Turn SIGINT and SIGTERM into a note that the loop reads between steps.
+
+    Stopping between two steps keeps the model, the optimiser and the data
+    generator consistent, so the checkpoint written then resumes exactly. A
+    second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step.
+    Signal handlers can only be set in the main thread; elsewhere nothing
+    changes.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        if received and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        received.append(signum)
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, note)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)

@@ -1,0 +1,198 @@
+"""The model a run trains and how it is scored: a core with a linear head."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import _checks, chorales
+from ..baselines import build_model, matched_hidden_size
+from ..tasks import Task, get_task
+from .config import TrainConfig
+
+__all__ = ["SequenceModel", "make_model"]
+
+
+class SequenceModel(nn.Module):
+    r"""A recurrent core with a linear head: sequence in, prediction out.
+
+    Args:
+        core: any model of :mod:`rhn` (``forward(x) -> (output (T, B, H), state)``)
+            with a ``hidden_size`` attribute.
+        out_features: outputs of the head: 1 for regression, the number of
+            classes for classification.
+        readout: ``"last"`` (default) scores the output of the last time step
+            only; ``"all"`` applies the head at every step.
+
+    Inputs: x
+        - **x** of shape ``(T, B, I)``.
+
+    Outputs: y
+        - ``readout="last"``: ``(B,)`` if ``out_features == 1``, else
+          ``(B, out_features)``.
+        - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``.
+    """
+
+    def __init__(self, core: nn.Module, out_features: int, *, readout: str = "last"):
+        super().__init__()
+        self.core = core
+        self.out_features = _checks.positive_int("out_features", out_features)
+        self.readout = _checks.choice("readout", readout, ["last", "all"])
+        self.head = nn.Linear(core.hidden_size, self.out_features)
+        # Build the head with the core's dtype and device.
+        ref = next(core.parameters())
+        self.head.to(device=ref.device, dtype=ref.dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        output, _ = self.core(x)  # (T, B, H)
+        if self.readout == "last":
+            output = output[-1]  # (B, H)
+        y = self.head(output)  # (..., out_features)
+        return y.squeeze(-1) if self.out_features == 1 else y
+
+    def extra_repr(self) -> str:
+        return f"readout={self.readout!r}"
+
+
+def make_model(
+    config: TrainConfig, device: torch.device | str | None = None
+) -> nn.Module:
+    """Build the :class:`SequenceModel` that ``config`` describes.
+
+    The hidden size is ``config.hidden_size``, or, if that is ``None``, the one
+    whose core has closest to ``config.num_params`` parameters
+    (:func:`rhn.matched_hidden_size`); the head adds ``(H + 1) * outputs``.
+    """
+    task = get_task(config.task)
+    kwargs: dict[str, Any] = {"num_layers": config.num_layers}
+    if config.model == "rhn":
+        kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
+    if config.model == "dtrnn":
+        kwargs.update(depth=config.depth)
+    if config.model == "lstm":
+        kwargs.update(forget_bias=config.forget_bias)
+    if config.model == "rhn" and config.dropout > 0:
+        rate = config.dropout
+        kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
+    H = config.hidden_size
+    if H is None:
+        H = matched_hidden_size(
+            config.model, task.input_size, config.num_params, **kwargs
+        )
+    core = build_model(config.model, task.input_size, H, device=device, **kwargs)
+    model = SequenceModel(core, task.output_size, readout=task.readout)
+    if task.init_head is not None:
+        task.init_head(model.head)
+    return model
+
+
+def loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    prediction = prediction.float()  # the loss in float32 even under autocast
+    if task.loss == "frame_nll":  # piano rolls, padding marked in the targets
+        return chorales.task_loss(prediction, target)
+    if task.loss == "mse":
+        return F.mse_loss(prediction, target.float())
+    return F.cross_entropy(prediction.reshape(-1, task.output_size), target.reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    task: Task,
+    data: tuple[torch.Tensor, torch.Tensor],
+    autocast: Callable[[], contextlib.AbstractContextManager],
+    chunk: int = 1024,
+) -> dict[str, float]:
+    """Held-out loss (and accuracy for one-label classification), by chunks."""
+    was_training = model.training
+    model.eval()
+    x, y = data
+    if task.loss == "frame_nll":  # a whole split at once: NLL per frame
+        with autocast():
+            pred = model(x)
+        model.train(was_training)
+        return {"test_loss": loss(task, pred, y).item()}
+    B = y.shape[-1]
+    total, correct = 0.0, 0
+    for start in range(0, B, chunk):
+        xb, yb = x[:, start : start + chunk], y[..., start : start + chunk]
+        with autocast():
+            pred = model(xb)
+        n = yb.shape[-1]
+        total += loss(task, pred, yb).item() * n
+        if task.loss == "cross_entropy" and task.readout == "last":
+            correct += (pred.argmax(-1) == yb).sum().item()
+    model.train(was_training)
+    out = {"test_loss": total / B}
+    if task.loss == "cross_entropy" and task.readout == "last":
+        out["test_accuracy"] = correct / B
+    return out
+
+
+# Parameters per weight row of each model: how many gate blocks it stacks.
+_GATE_BLOCKS = {"rhn": 2, "dtrnn": 1, "lstm": 4, "gru": 3, "rnn": 1}
+# Bytes per parameter in training: weights, gradient, Adam's two moments
+# (float32), plus its own copy for the best weights when patience is on.
+_BYTES_PER_PARAMETER = 4 * 5
+
+
+def estimate_bytes(config: TrainConfig, input_size: int) -> tuple[int, int]:
+    """An upper estimate of the memory a run needs: ``(parameters, bytes)``.
+
+    Counted from the sizes alone (nothing is built): the recurrent weights of
+    every layer and micro-layer, then the activations one step keeps for the
+    backward pass, for a batch of ``batch_size`` sequences of ``seq_len``.
+    """
+    G = _GATE_BLOCKS[config.model]
+    D = config.depth if config.model in ("rhn", "dtrnn") else 1
+    N = config.num_layers
+    if config.hidden_size is None:
+        params = config.num_params or 0
+        H = max(1, int(math.isqrt(max(1, params // max(1, G * (D + N))))))
+    else:
+        H = config.hidden_size
+        per_layer = G * H * (H * D + 2 * D)  # recurrent weights and biases
+        params = G * H * input_size + (N - 1) * G * H * H + N * per_layer
+    activations = config.seq_len * config.batch_size * H * N * D * (G + 2)
+    return params, params * _BYTES_PER_PARAMETER + 4 * activations
+
+
+def _available_bytes(device: torch.device) -> int | None:
+    """Memory a run may use on ``device``: free GPU memory, or the machine's RAM."""
+    if device.type == "cuda":
+        try:
+            return int(torch.cuda.mem_get_info(device)[0])
+        except RuntimeError:
+            return None
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # not on this system
+        return None
+
+
+def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
+    """Refuse sizes that cannot fit before anything is allocated (or built: a
+    huge ``depth`` would take hours just to construct its layers)."""
+    params, need = estimate_bytes(config, task.input_size)
+    have = _available_bytes(device)
+    if have is None or need <= have:
+        return
+    size = (
+        f"hidden_size={config.hidden_size}"
+        if config.hidden_size is not None
+        else f"num_params={config.num_params}"
+    )
+    raise ValueError(
+        f"the model is too large for this machine: {size}, depth={config.depth}, "
+        f"num_layers={config.num_layers}, batch_size={config.batch_size}, "
+        f"seq_len={config.seq_len} need about {need / 2**30:.3g} GiB "
+        f"({params:.3g} parameters), more than the {have / 2**30:.3g} GiB of "
+        f"{device.type}; lower --hidden-size/--num-params, --depth or --batch-size"
+    )

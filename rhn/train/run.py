@@ -1,0 +1,618 @@
+"""A training run, step by step: :func:`train` and the private ``_Run``.
+
+:func:`train` reads top to bottom: check the config, load the checkpoint to
+resume, claim the folder (:mod:`rhn.train.records`), then the steps of a
+``_Run``: set-up, ``restore``, ``fit`` (``train_step``, ``evaluate``,
+``save_checkpoint``, interrupt handling), ``finish``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import _checks, _cli, devices
+from ..baselines import count_parameters
+from ..tasks import get_task
+from . import records
+from .config import TrainConfig, resolve_device
+from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
+from .model import check_memory, evaluate, make_model
+from .model import loss as task_loss
+
+__all__ = ["TrainResult", "train", "TrainingInterrupted", "DIVERGED_FACTOR"]
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        model: the trained :class:`SequenceModel` (in eval mode).
+        history: per-step ``step``/``train_loss`` lists and per-evaluation
+            ``eval_step``/``test_loss`` (and ``test_accuracy`` for
+            classification with ``readout="last"``) lists. On a task with
+            ``held_out`` splits (the chorales) the evaluations score the
+            validation split, never the test split: their losses are in
+            ``valid_loss``, and ``test_loss`` repeats them under the name the
+            other tasks use.
+        metrics: the summary written to ``metrics.json``: ``test_loss`` (the
+            final held-out loss), ``baseline``, ``diverged`` (see
+            :func:`train`), ``steps``, ``seconds``, ``device``,
+            ``num_params``, ``hidden_size``, ... With ``patience``, the model
+            is the one of the best evaluation, ``best_step`` says when that
+            was and ``test_loss`` is its held-out loss. On a task with
+            ``held_out`` splits (the chorales), the evaluations score the
+            validation split, ``valid_loss`` is the validation loss of the
+            model returned and ``test_loss`` its loss on the test split.
+    """
+
+    model: nn.Module
+    history: dict[str, list[float]]
+    metrics: dict[str, Any]
+
+
+def _schedule(config: TrainConfig, horizon: int) -> Callable[[int], float]:
+    """The learning-rate factor at each step; ``horizon`` is the schedule's length
+    (the first segment's ``steps``: a run extended later keeps its schedule and
+    continues at the final rate)."""
+    if config.lr_schedule == "constant":
+        return lambda step: 1.0
+    # cosine from 1 to 0.1 over the run
+    return lambda step: (
+        0.1 + 0.45 * (1 + math.cos(math.pi * min(step, horizon) / horizon))
+    )
+
+
+def train(
+    config: TrainConfig,
+    *,
+    callback: Callable[[dict[str, Any]], bool | None] | None = None,
+    resume: str | Path | None = None,
+    overwrite: bool = False,
+) -> TrainResult:
+    """Train the model ``config`` describes on its task; return model, history, metrics.
+
+    Every step draws a fresh batch from a generator seeded by ``config.seed``;
+    the held-out set is drawn once from a separate seed, so its sequences are
+    never trained on.
+
+    Args:
+        config: the run (see :class:`TrainConfig`).
+        callback: called after every step with a dict holding ``step``,
+            ``train_loss``, ``lr``, ``model``, ``history`` and, after an
+            evaluation, ``test_loss``. Returning ``True`` stops training
+            early (a checkpoint is still written when ``config.out`` is set).
+        resume: path of a checkpoint to continue from. Its config must equal
+            ``config`` up to the fields that do not change the numbers
+            (``out``, ``progress``, ``device``, ``checkpoint_every``,
+            ``threads``; fields a checkpoint lacks count at their default);
+            on the CPU the resumed run reproduces the uninterrupted one
+            exactly. ``steps`` may be larger than the checkpoint's: the run
+            goes on at the schedule's final learning rate, and the record's
+            ``run.segments`` say which call trained which steps.
+        overwrite: replace a different run already in ``config.out``
+            (default ``False``: refused, as on the command line).
+
+    Returns:
+        A :class:`TrainResult`. With ``config.out`` set, also writes
+        ``out/metrics.json`` and ``out/checkpoint.pt``.
+
+    The caller's global state is left as it was: the number of torch
+    threads (``config.threads``) and the global random generator (seeded with
+    ``config.seed`` for the initial weights) are restored when the run ends.
+
+    ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
+    finite or more than :data:`DIVERGED_FACTOR` times the task's baseline
+    (the loss of the best constant prediction): a run can blow up while its
+    loss stays finite.
+
+    Raises:
+        FloatingPointError: if the training loss becomes NaN or infinite; the
+            message names the step. With ``config.out`` set,
+            ``metrics.json`` is written first, with ``"diverged": true``.
+        TrainingInterrupted: on SIGINT (Ctrl-C) or SIGTERM. The signal is
+            acted on between two steps: the checkpoint then written (with
+            ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
+            at once, without a checkpoint.
+        ValueError: if ``config.out`` is a file or cannot be written (checked
+            before the first step), holds another run (without
+            ``overwrite``) or is in use by another process (``out/run.lock``);
+            or ``resume`` is empty, truncated, not a checkpoint of
+            :func:`train`, or one of another config.
+        FileNotFoundError: if ``resume`` names no file.
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    _checks.boolean("overwrite", overwrite)
+    state, resume_path = None, None
+    if resume is not None:  # read and checked before any work, not after it
+        state = records.load_checkpoint(resume, name="resume")
+        records.check_resume(config, state)
+        resume_path = Path(resume)
+        if resume_path.is_dir():
+            resume_path = resume_path / records.CHECKPOINT_NAME
+    lock, run_id = None, None
+    if config.out is not None:
+        out = _cli.writable_dir("out", config.out)
+        lock, run_id = records.claim_folder(
+            out,
+            config,
+            resume_state=state,
+            resume_path=resume_path,
+            overwrite=overwrite,
+        )
+    try:
+        with caller_state_kept():
+            run = _Run(config, run_id=run_id)
+            if state is not None:
+                run.restore(state, resume_path)
+            run.fit(callback)
+            if run.signal is not None:
+                raise run.interrupted()
+            return run.finish()
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+DIVERGED_FACTOR = 10.0
+"""A run whose final held-out loss exceeds this many baselines has diverged."""
+
+
+class _Run:
+    """One training run: its state, and the named steps that advance it.
+
+    :func:`train` calls them top to bottom: set-up (``__init__``), optionally
+    :meth:`restore`, then :meth:`fit`, which repeats :meth:`train_step`,
+    :meth:`evaluate` and :meth:`save_checkpoint`, and last :meth:`finish`.
+    """
+
+    def __init__(self, config: TrainConfig, run_id: str | None = None) -> None:
+        self.config = config
+        self.run_id = run_id  # the folder's identity (rhn.train.records)
+        self.task = get_task(config.task)
+        self.device = resolve_device(config.device)
+        check_memory(config, self.task, self.device)  # before allocating anything
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
+
+        # The order of these draws fixes the run: weights first, then data.
+        torch.manual_seed(config.seed)  # initial weights (and dropout masks)
+        self.model = make_model(config, device=self.device)
+        lr: float | torch.Tensor = config.lr
+        capturable = config.cuda_graph and self.device.type == "cuda"
+        if capturable:  # a captured step reads its learning rate from a tensor
+            lr = torch.tensor(config.lr, device=self.device)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=lr,
+            weight_decay=config.weight_decay,
+            capturable=capturable,
+        )
+        self.schedule_steps = config.steps  # kept when a resume extends the run
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, _schedule(config, self.schedule_steps)
+        )
+        # Two independent streams: even seeds train, odd seeds test.
+        self.batches = torch.Generator().manual_seed(2 * config.seed)
+        held_out = {}
+        if self.task.held_out is not None:  # a fixed data set: its validation split
+            held_out = {"split": self.task.held_out[0]}
+        self.test_data = self.task.generate(
+            config.eval_samples,
+            config.seq_len,
+            seed=2 * config.seed + 1,
+            device=self.device,
+            **held_out,
+        )
+        self.best: dict[str, Any] | None = None  # best held-out loss (patience)
+        self._setup_precision()
+        self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
+        if config.cuda_graph:
+            self._check_cuda_graph()
+        self.history: dict[str, list[float]] = {
+            "step": [],
+            "train_loss": [],
+            "eval_step": [],
+            "test_loss": [],
+        }
+        if self.task.held_out is not None:  # the evaluations score validation
+            self.history["valid_loss"] = []
+        self.step = 0
+        self.seconds = 0.0
+        # One entry per call of train() on this run: which steps it trained.
+        self.segments: list[dict[str, Any]] = []
+        self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
+
+    def _setup_precision(self) -> None:
+        """Mixed precision by the GPU's capability (:func:`rhn.devices.precision`).
+
+        ``amp=None``: bfloat16 on compute capability 8.0+, float16 with a
+        GradScaler on 7.x, none below and on the CPU; ``amp=True`` also on the
+        CPU, where it is slower but runs the same code path (so CI tests it).
+        """
+        chosen = devices.precision(self.device, self.config.amp)
+        self.use_amp = chosen.dtype is not None
+        self.amp_dtype = chosen.dtype or torch.bfloat16
+        self.scaler = torch.amp.GradScaler("cuda", enabled=chosen.grad_scaler)
+
+    def _check_cuda_graph(self) -> None:
+        if self.task.loss == "frame_nll":  # the chorales
+            raise ValueError(
+                f"cuda_graph=True cannot replay task {self.config.task!r}: its "
+                "batches are padded to their longest sequence (shapes change every "
+                "step) and its loss counts frames on the CPU; set cuda_graph=False"
+            )
+        # The captured optimizer step reads the learning rate from one tensor;
+        # before torch 2.4 the LR scheduler replaced that tensor instead of
+        # filling it, so the graph would keep the first rate without a word.
+        version = torch.torch_version.TorchVersion(torch.__version__)
+        if version < (2, 4):
+            raise ValueError(
+                f"cuda_graph=True needs torch >= 2.4 (its LR schedulers update a "
+                f"tensor learning rate in place), got torch {torch.__version__}"
+            )
+        if self.device.type != "cuda":
+            raise ValueError(
+                f"cuda_graph=True needs a CUDA device, got device {self.device}"
+            )
+        if self.scaler.is_enabled():
+            raise ValueError(
+                "cuda_graph=True cannot capture float16 with a GradScaler (this GPU "
+                "has no bfloat16); set amp=False or cuda_graph=False"
+            )
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """The context the forward pass runs in (autocast, or nothing)."""
+        if self.use_amp:  # the device's own autocast (tests use the CPU's)
+            return torch.autocast(self.device.type, dtype=self.amp_dtype)
+        return contextlib.nullcontext()
+
+    def restore(self, state: dict[str, Any], path: Path | None = None) -> None:
+        """Continue from a checkpoint's ``state`` (checked by
+        :func:`rhn.train.records.check_resume`)."""
+        try:
+            self.model.load_state_dict(state["model"])
+        except RuntimeError as err:
+            detail = str(err).strip().splitlines()[-1].strip()[:200]
+            where = "" if path is None else f" {str(path)!r}"
+            raise ValueError(
+                f"resume: the weights in the checkpoint{where} do not fit the model "
+                f"this config builds ({detail})"
+            ) from None
+        self.schedule_steps = int(state.get("schedule_steps", state["config"]["steps"]))
+        self.scheduler.lr_lambdas = [_schedule(self.config, self.schedule_steps)]
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        self.batches.set_state(state["batch_generator"])
+        torch.set_rng_state(state["torch_rng"])
+        self.history = state["history"]
+        if self.task.held_out is not None and "valid_loss" not in self.history:
+            # a checkpoint written before the key existed: the same numbers
+            self.history["valid_loss"] = list(self.history["test_loss"])
+        self.step, self.seconds = int(state["step"]), float(state["seconds"])
+        self.best = state.get("best")
+        self.segments = list(state.get("segments") or [])
+        if not self.segments:  # written before segments were recorded
+            steps = int(state["config"]["steps"])
+            self.segments = [{"from_step": 0, "to_step": self.step, "steps": steps}]
+        if self.run_id is None:
+            self.run_id = state.get("run_id")
+
+    def train_step(self) -> float:
+        """One optimiser step on a fresh batch; returns the batch's loss."""
+        config = self.config
+        self.step += 1
+        x, y = self.task.generate(
+            config.batch_size,
+            config.seq_len,
+            generator=self.batches,
+            device=self.device,
+        )
+        if config.cuda_graph:
+            return self._graphed_step(x, y)
+        with self.autocast():
+            prediction = self.model(x)
+        loss = task_loss(self.task, prediction, y)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            raise FloatingPointError(
+                f"the training loss became {loss_value} at step {self.step} "
+                f"({config.model} on {config.task}, lr={config.lr}); lower the "
+                "learning rate or the gradient clip (--lr, --clip)"
+            )
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        if config.clip > 0:
+            self.scaler.unscale_(self.optimizer)
+            nn.utils.clip_grad_norm_(self.model.parameters(), config.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.history["step"].append(self.step)
+        self.history["train_loss"].append(loss_value)
+        return loss_value
+
+    def _graphed_step(self, x: torch.Tensor, y: torch.Tensor) -> float:
+        """:meth:`train_step` replayed from a CUDA graph (``config.cuda_graph``).
+
+        The graph is captured at the first step (:class:`rhn.graphs.GraphedStep`);
+        its optimizer step runs before the loss is checked, so a non-finite loss
+        stops the run one update later than without the graph.
+        """
+        if self.graphed is None:
+            from ..graphs import GraphedStep
+
+            self.graphed = GraphedStep(
+                lambda xb, yb: task_loss(self.task, self.model(xb), yb),
+                list(self.model.parameters()),
+                self.optimizer,
+                x,
+                y,
+                clip=self.config.clip or None,
+                amp_dtype=self.amp_dtype if self.use_amp else None,
+                capture=self.device.type == "cuda",
+            )
+        loss_value = self.graphed(x, y).item()
+        if not math.isfinite(loss_value):
+            raise FloatingPointError(
+                f"the training loss became {loss_value} at step {self.step}; lower "
+                "the learning rate or the gradient clip (--lr, --clip)"
+            )
+        self.scheduler.step()
+        self.history["step"].append(self.step)
+        self.history["train_loss"].append(loss_value)
+        return loss_value
+
+    def evaluate(self) -> dict[str, float]:
+        """Score the held-out set and append the scores to the history.
+
+        On a task with ``held_out`` splits the set is the validation split,
+        and its loss is also returned and recorded as ``valid_loss``.
+        """
+        scores = evaluate(self.model, self.task, self.test_data, self.autocast)
+        if self.task.held_out is not None:
+            scores["valid_loss"] = scores["test_loss"]
+        self.history["eval_step"].append(self.step)
+        for key, value in scores.items():
+            self.history.setdefault(key, []).append(value)
+        if self.config.patience and (
+            self.best is None or scores["test_loss"] < self.best["loss"]
+        ):
+            weights = {
+                k: v.detach().clone() for k, v in self.model.state_dict().items()
+            }
+            self.best = {
+                "loss": scores["test_loss"],
+                "step": self.step,
+                "model": weights,
+            }
+        return scores
+
+    def out_of_patience(self) -> bool:
+        """Whether ``patience`` evaluations have passed without a better loss."""
+        if not self.config.patience or self.best is None:
+            return False
+        since = sum(s > self.best["step"] for s in self.history["eval_step"])
+        return since >= self.config.patience
+
+    def held_out_metrics(self) -> dict[str, Any]:
+        """With early stopping, the best step and loss; on a fixed data set, the
+        validation loss and the test split's loss (of the model as it is)."""
+        out: dict[str, Any] = {}
+        if self.best is not None:
+            # the held-out set also chose these weights
+            out.update(best_step=self.best["step"], test_loss=self.best["loss"])
+        if self.task.held_out is not None:
+            out["valid_loss"] = out.pop("test_loss", self.history["test_loss"][-1])
+            test = self.task.generate(
+                self.config.eval_samples,
+                self.config.seq_len,
+                device=self.device,
+                split=self.task.held_out[1],
+            )
+            scores = evaluate(self.model, self.task, test, self.autocast)
+            out["test_loss"] = scores["test_loss"]
+        return out
+
+    def save_checkpoint(self) -> None:
+        """Write everything a resumed run needs to ``out/checkpoint.pt``."""
+        out = Path(self.config.out)
+        out.mkdir(parents=True, exist_ok=True)
+        self.segments[-1]["to_step"] = self.step
+        state = {
+            "config": self.config.to_dict(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "batch_generator": self.batches.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "history": self.history,
+            "step": self.step,
+            "seconds": self.seconds,
+            "best": self.best,
+            "run_id": self.run_id,
+            "segments": self.segments,
+            "schedule_steps": self.schedule_steps,
+        }
+        records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
+
+    def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
+        """Step until ``config.steps``, an early stop, the callback, or a signal.
+
+        A SIGINT or SIGTERM ends the loop after the current step and leaves
+        its number in ``self.signal`` (:func:`.interrupts.signals_deferred`).
+        """
+        self.segments.append(
+            {"from_step": self.step, "to_step": self.step, "steps": self.config.steps}
+        )
+        bar = self._progress_bar()
+        self.model.train()
+        try:
+            with signals_deferred() as signals:
+                self._loop(callback, bar, signals)
+        except FloatingPointError as err:
+            metrics = self.metrics(diverged=True, error=str(err))
+            self._write_metrics(metrics)
+            # what the run did before it diverged, for a sweep to record
+            err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        if signals:
+            self.signal = signals[0]
+
+    def _loop(
+        self,
+        callback: Callable[[dict[str, Any]], bool | None] | None,
+        bar: Any,
+        signals: list[int],
+    ) -> None:
+        """The loop proper: step, evaluate, report, checkpoint; stop when told."""
+        config = self.config
+        stopped = False
+        start = time.perf_counter() - self.seconds
+        while self.step < config.steps and not stopped and not signals:
+            loss_value = self.train_step()
+            event: dict[str, Any] = {
+                "step": self.step,
+                "train_loss": loss_value,
+                "lr": float(self.optimizer.param_groups[0]["lr"]),
+            }
+            if self.step % config.eval_every == 0 or self.step == config.steps:
+                scores = self.evaluate()
+                event.update(scores)
+                stopped = (
+                    config.stop_loss is not None
+                    and scores["test_loss"] < config.stop_loss
+                ) or self.out_of_patience()
+            self.seconds = time.perf_counter() - start
+            if bar is not None:
+                self._show_progress(bar, event)
+            if callback is not None:
+                event.update(model=self.model, history=self.history)
+                if callback(event):
+                    stopped = True
+            if (
+                config.out is not None
+                and config.checkpoint_every
+                and self.step % config.checkpoint_every == 0
+            ):
+                self.save_checkpoint()
+
+    def interrupted(self) -> TrainingInterrupted:
+        """Checkpoint the run stopped by a signal; the exception to raise."""
+        checkpoint = None
+        if self.config.out is not None:
+            self.save_checkpoint()
+            checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME
+        return TrainingInterrupted(self.signal, self.step, checkpoint)
+
+    def _progress_bar(self) -> Any:
+        """A ``tqdm`` bar starting at the current step, or ``None``."""
+        if not self.config.progress:
+            return None
+        from tqdm.auto import tqdm  # imported here: only runs that show a bar need it
+
+        return tqdm(
+            total=self.config.steps,
+            initial=self.step,
+            desc=f"{self.config.model} on {self.config.task}",
+            unit="step",
+            dynamic_ncols=True,
+        )
+
+    def _show_progress(self, bar: Any, event: dict[str, Any]) -> None:
+        bar.update(1)
+        if "test_loss" in event or self.step % 10 == 0:
+            postfix = {"loss": f"{event['train_loss']:.4f}"}
+            if self.history["test_loss"]:
+                # what the evaluations score: the validation split on a data set
+                label = "test" if self.task.held_out is None else "valid"
+                postfix[label] = f"{self.history['test_loss'][-1]:.4f}"
+            bar.set_postfix(postfix, refresh=False)
+
+    def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:
+        """The summary of the run as it stands (written to ``metrics.json``)."""
+        history = self.history
+        test_loss = history["test_loss"][-1] if history["test_loss"] else None
+        baseline = self.task.baseline(self.config.seq_len)
+        diverged = diverged or (
+            test_loss is not None
+            and not (
+                math.isfinite(test_loss) and test_loss <= DIVERGED_FACTOR * baseline
+            )
+        )
+        metrics: dict[str, Any] = {
+            "task": self.task.name,
+            "model": self.config.model,
+            "test_loss": test_loss,
+            "baseline": baseline,
+            "diverged": diverged,
+            "steps": self.step,
+            "seconds": self.seconds,
+            "device": _device_name(self.device),
+            "num_params": count_parameters(self.model),
+            "hidden_size": self.model.core.hidden_size,
+        }
+        if "test_accuracy" in history:
+            metrics["test_accuracy"] = history["test_accuracy"][-1]
+        if self.task.held_out is not None:
+            # the evaluations scored the validation split; the test split is
+            # scored only at the end (held_out_metrics), so a run that stops on
+            # an error has no test loss
+            metrics["valid_loss"], metrics["test_loss"] = test_loss, None
+        if error is not None:
+            metrics["error"] = error
+        return metrics
+
+    def _write_metrics(self, metrics: dict[str, Any]) -> None:
+        """Write ``out/metrics.json``: the metrics, the config, the history and
+        the run's identity and segments."""
+        if self.config.out is None:
+            return
+        self.segments[-1]["to_step"] = self.step
+        run = {
+            "id": self.run_id,
+            "segments": self.segments,
+            "schedule_steps": self.schedule_steps,
+        }
+        record = {
+            **metrics,
+            "config": self.config.to_dict(),
+            "history": self.history,
+            "run": run,
+        }
+        records.write_metrics(Path(self.config.out) / records.METRICS_NAME, record)
+
+    def finish(self) -> TrainResult:
+        """Evaluate if the last step was not, write checkpoint and metrics, return."""
+        if not self.history["eval_step"] or self.history["eval_step"][-1] != self.step:
+            self.evaluate()  # stopped early between evaluations
+        self.model.eval()
+        if self.config.out is not None:
+            self.save_checkpoint()  # to resume from: the last weights (and the best)
+        if self.best is not None:  # early stopping: back to the best weights
+            self.model.load_state_dict(self.best["model"])
+        metrics = {**self.metrics(), **self.held_out_metrics()}
+        if self.config.out is not None:
+            self._write_metrics(metrics)
+        return TrainResult(model=self.model, history=self.history, metrics=metrics)
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return device.type
