@@ -41,13 +41,13 @@ browser: $(STAMP) $(NODE_STAMP)
 	test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
 	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
 
-# Every chapter again under other CPUs' arithmetic (tools/portable.py list): an
-# AVX2 machine, no vector extensions, AVX-512 matrix products where the CPU has
-# them, two threads. `make book` is the machine's own; a claim must hold in all
+# Every chapter again under other CPUs' arithmetic (tools/portable.py list
+# --record): torch's AVX2 and plain kernels, MKL's compatible matrix products,
+# both at once. `make book` is the machine's own; a claim must hold in all
 PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]_*.ipynb))
 portable: $(STAMP)
 	$(BIN)/python tools/portable.py notebooks $(PORTABLE_CHAPTERS) \
-		--variants $$($(BIN)/python tools/portable.py list --names --except native)
+		--variants $$($(BIN)/python tools/portable.py list --record --names --except native)
 # Every chapter as a Colab reader runs it (tools/colab.py): alone in an empty
 # folder, Colab's versions of torch, numpy, matplotlib, ipywidgets, IPython...
 # (a venv built once under ~/.cache/rhn-colab, or $$RHN_COLAB_CACHE), its own

@@ -171,6 +171,7 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
 
 def _environment() -> dict[str, Any]:
     from . import __version__
+    from .studies import machine
 
     return {
         "rhn_version": __version__,
@@ -178,6 +179,8 @@ def _environment() -> dict[str, Any]:
         "python_version": platform.python_version(),
         "platform": platform.platform(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        # what decides the last bits of a run: CPU, SIMD kernels, variables set
+        "machine": machine(),
     }
 
 

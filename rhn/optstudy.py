@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from . import __version__, _checks, _io, gradflow
 from .baselines import count_parameters
 from .cells import RHN
+from .studies import machine
 from .tasks import get_task
 from .train import TrainConfig, make_model, train
 
@@ -116,6 +117,7 @@ def run_study(
         "complete": False,
         "settings": settings,
         "versions": _versions(),
+        "machine": machine(),  # CPU, SIMD kernels, threads: the last bits
         "runs": runs,
     }
     for depth in depths:
@@ -236,7 +238,7 @@ def dropout_study(
     task = get_task("adding")
     runs: list[dict[str, Any]] = []
     record = {"format": FORMAT, "complete": False, "settings": settings}
-    record.update(versions=_versions(), runs=runs)
+    record.update(versions=_versions(), machine=machine(), runs=runs)
     for mode in modes:
         for seed in seeds:
             torch.manual_seed(seed)

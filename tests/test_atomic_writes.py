@@ -212,7 +212,7 @@ _CHILD = textwrap.dedent(
         sweep(base, {}, [0, 1, 2], out=sys.argv[3], overwrite=True)
     elif scenario == "chorales":
         from rhn import chorales
-        chorales.save(chorales._read(None), sys.argv[3])
+        chorales.save(chorales.data._read(None), sys.argv[3])
     print("finished")
     """
 )
@@ -290,7 +290,7 @@ def test_a_killed_chorales_save_keeps_the_previous_file(tmp_path):
 
     out = tmp_path / "chorales.npz"
     old = {"rolls": np.zeros((1, 46), np.uint8), "lengths": np.array([1])}
-    chorales.save({**chorales._read(None), **old}, out)
+    chorales.save({**chorales.data._read(None), **old}, out)
     before = out.read_bytes()
 
     def check(kill_at):

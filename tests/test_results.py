@@ -64,7 +64,7 @@ def test_load_sweep_takes_a_record_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing of the repository around
     record = experiments.load_sweep("09_adding_models.json")
     assert record == rhn.results.load("09_adding_models.json")
-    assert len(record["runs"]) == 15
+    assert len(record["runs"]) == 25  # five models, five seeds
     # a file of that name in the working directory comes first
     (tmp_path / "09_adding_models.json").write_text("{}")
     with pytest.raises(ValueError, match="not a sweep record"):

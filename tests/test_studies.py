@@ -99,21 +99,22 @@ def test_unknown_check_is_refused():
 
 
 def test_studies_cli_errors_are_one_line(tmp_path):
-    cmd = [
-        sys.executable,
-        "-m",
-        "rhn.studies",
-        "spirals",
-        "--seeds",
-        "x",
-        "--out",
-        str(tmp_path / "a.json"),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    def run(seeds, out):
+        cmd = [
+            sys.executable,
+            "-m",
+            "rhn.studies",
+            "spirals",
+            "--seeds",
+            seeds,
+            "--out",
+            str(out),
+        ]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+
+    proc = run("x", tmp_path / "a.json")
     assert proc.returncode == 2 and "--seeds" in proc.stderr.splitlines()[-1]
-    cmd[-1] = str(tmp_path / "missing" / "a.json")
-    cmd[4] = "0"
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    proc = run("0", tmp_path / "missing" / "a.json")
     assert proc.returncode == 2 and "--out" in proc.stderr.splitlines()[-1]
 
 

@@ -24,8 +24,11 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -111,26 +114,36 @@ def variant_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def run_notebook(path: Path, name: str, env: dict[str, str], timeout: int) -> tuple:
-    """Execute a notebook under one variant, in a fresh kernel: (ok, seconds, error)."""
+    """Execute a notebook under one variant, in a fresh kernel: (ok, seconds, error).
+
+    It runs in an empty folder of its own, as a reader who opened it alone
+    would, so that variants running at once never share the files a chapter
+    writes (checkpoints, runs/).
+    """
+    work = Path(tempfile.mkdtemp(prefix=f"portable-{name}-"))
     code = (
         "import sys, nbformat\n"
         "from nbclient import NotebookClient\n"
         f"nb = nbformat.read({str(path)!r}, as_version=4)\n"
-        f"meta = {{'metadata': {{'path': {str(path.parent)!r}}}}}\n"
+        f"meta = {{'metadata': {{'path': {str(work)!r}}}}}\n"
         f"NotebookClient(nb, timeout={timeout}, kernel_name='python3',\n"
         f"               resources=meta).execute()\n"
     )
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        env=variant_env(env),
-        capture_output=True,
-        text=True,
-    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            env=variant_env(env),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - start
     error = ""
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr)  # IPython's colours
+        lines = [ln for ln in plain.splitlines() if ln.strip()]
         error = "\n".join(lines[-12:])
     return proc.returncode == 0, seconds, error
 
@@ -276,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="the variants this CPU can run")
     lst.add_argument("--names", action="store_true", help="names only, one line")
+    lst.add_argument(
+        "--record", action="store_true", help="only those records and make portable use"
+    )
     lst.add_argument("--except", dest="skip", nargs="*", default=[], help="leave out")
     nb = sub.add_parser("notebooks", help="execute notebooks under every variant")
     nb.add_argument("paths", nargs="+")
@@ -294,10 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "spread":
         return cmd_spread(args)
     if args.command == "list":
+        chosen = record_variants() if args.record else available()
         if args.names:
-            print(" ".join(n for n in available() if n not in args.skip))
+            print(" ".join(n for n in chosen if n not in args.skip))
             return 0
-        for name, env in available().items():
+        for name, env in chosen.items():
             text = " ".join(f"{k}={v}" for k, v in env.items()) or "(as is)"
             print(f"{name:<9} {text}")
         return 0
