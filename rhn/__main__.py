@@ -229,7 +229,9 @@ def train_parser() -> argparse.ArgumentParser:
         "--resume",
         metavar="CKPT",
         help="continue the run saved in this checkpoint.pt (or run directory), "
-        "given the same options as the run that wrote it",
+        "given the same options as the run that wrote it (--threads, "
+        "--no-progress, --device and --checkpoint-every may differ); a larger "
+        "--steps extends a finished run at the schedule's final learning rate",
     )
     p.add_argument(
         "--overwrite",

@@ -86,16 +86,16 @@ def writable_file(name: str, path: str | os.PathLike[str]) -> Path:
             f"{name} must be in an existing directory, got {str(path)!r} "
             f"({str(path.parent)!r} does not exist)"
         )
-    _io.check_writable(path, name)  # a regular file, in a directory we can write
-    existed = path.exists()
-    try:
-        with open(path, "a"):  # "a": opens without truncating an existing file
-            pass
-    except OSError as err:
-        reason = err.strerror or type(err).__name__
-        raise ValueError(
-            f"{name} must be a file that can be written, got {str(path)!r} ({reason})"
-        ) from err
-    if not existed:
-        path.unlink()
+    # a regular file (symlinks followed), in a directory where files can be made
+    real = _io.check_writable(path, name)
+    if real.exists():  # a read-only file is a wish not to replace it
+        try:
+            with open(real, "a"):  # "a": opens without truncating
+                pass
+        except OSError as err:
+            reason = err.strerror or type(err).__name__
+            raise ValueError(
+                f"{name} must be a file that can be written, got {str(path)!r} "
+                f"({reason})"
+            ) from err
     return path

@@ -25,10 +25,11 @@ To add or refresh one, write it into the folder, e.g.
 from __future__ import annotations
 
 import fnmatch
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from . import _io
 
 __all__ = ["folder", "load", "names", "path"]
 
@@ -90,12 +91,8 @@ def load(name: str) -> dict[str, Any]:
             names the file.
     """
     file = path(name)
-    try:
-        record = json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(
-            f"the record {name!r} ({file}) is not valid JSON: {error}"
-        ) from error
+    # a ValueError naming the file; it says so if merge-conflict markers are left
+    record = _io.read_json(file, name=f"the record {name!r}")
     if not isinstance(record, dict):
         raise ValueError(
             f"the record {name!r} ({file}) holds a {type(record).__name__}, "

@@ -1,27 +1,30 @@
 r"""Train a recurrent model on a task: config, device, loop, checkpoints.
 
-The pieces, one module each, in the order a run uses them:
+The pieces, one file each, in the order a run uses them:
 
-- :mod:`rhn.train.config`: :class:`TrainConfig`, a dataclass with one comment
+- ``rhn/train/config.py``: :class:`TrainConfig`, a dataclass with one comment
   per field; :meth:`TrainConfig.for_task` fills in the settings with which an
   RHN solves a task (``rhn.tasks.TASKS[name].defaults``), and
   :func:`resolve_device` picks CUDA, then Apple MPS, then the CPU.
-- :mod:`rhn.train.model`: :class:`SequenceModel`, a recurrent core from
+- ``rhn/train/model.py``: :class:`SequenceModel`, a recurrent core from
   :func:`rhn.build_model` plus a linear head that reads the last output (or
-  every output); :func:`make_model`; the loss and the held-out evaluation.
-- :mod:`rhn.train.run`: :func:`train`: Adam, gradient clipping, mixed
+  every output); :func:`make_model`; the loss, the held-out evaluation and
+  the memory estimate checked before anything is allocated.
+- ``rhn/train/run.py``: :func:`train`: Adam, gradient clipping, mixed
   precision on CUDA (and on the CPU if asked), a fresh batch from a seeded
   generator at every step, held-out evaluation, a ``tqdm`` progress bar with
   the live loss, a guard that stops on a NaN or infinite loss, a
   ``diverged`` flag for a loss that explodes while finite, checkpoints that
-  resume bit-for-bit on the CPU (also written on Ctrl-C or SIGTERM), and a
-  callback hook for notebooks.
-- :mod:`rhn.train.records`: what a run leaves in its folder (checkpoint,
-  ``metrics.json``, the ``run.json`` marker, the ``run.lock`` while it
-  runs), the resume check, and the rules by which a run owns its folder.
+  resume bit-for-bit on the CPU (also written on Ctrl-C or SIGTERM, see
+  ``rhn/train/interrupts.py``), and a callback hook for notebooks.
+- ``rhn/train/records.py`` (:mod:`rhn.train.records`): what a run leaves in
+  its folder (checkpoint, ``metrics.json``, the ``run.json`` marker, the
+  ``run.lock`` while it runs), the resume check, and the rules by which a run
+  owns its folder.
 
 The task may be one of :data:`rhn.tasks.TASKS` or your own
-:class:`rhn.tasks.Task` (:func:`rhn.tasks.tensor_task` makes one from tensors).
+:class:`rhn.tasks.Task` (:func:`rhn.owntasks.tensor_task` makes one from
+tensors).
 
 ``python -m rhn train --help`` runs the same loop from the command line.
 
@@ -33,6 +36,8 @@ Example::
     True
 """
 
+# Task: typing.get_type_hints evaluates TrainConfig's annotations here (below)
+from ..tasks import Task  # noqa: F401
 from .config import TrainConfig, resolve_device
 from .model import SequenceModel, make_model
 from .records import (
@@ -43,6 +48,21 @@ from .records import (
     load_checkpoint,
 )
 from .run import DIVERGED_FACTOR, TrainingInterrupted, TrainResult, train
+
+# The public objects say they live here, where users import them from: the
+# API reference documents them as rhn.train.*, and pickles name them so.
+for _public in (
+    TrainConfig,
+    TrainResult,
+    SequenceModel,
+    resolve_device,
+    make_model,
+    train,
+    load_checkpoint,
+    TrainingInterrupted,
+):
+    _public.__module__ = __name__
+del _public
 
 __all__ = [
     "TrainConfig",

@@ -3,7 +3,7 @@
 A run's folder (``TrainConfig.out``) holds:
 
 - ``checkpoint.pt``: everything a resumed run needs (:func:`save_checkpoint`,
-  :func:`load_checkpoint`);
+  :func:`rhn.train.load_checkpoint`);
 - ``metrics.json``: the summary, the config, the history and the run's
   segments (one per call of :func:`rhn.train.train`);
 - ``run.json``: the marker, the run's identity (a random id made when the
@@ -154,7 +154,7 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
     """Refuse to resume ``state`` under a config that would change its numbers.
 
     The whole config is compared (fields an old checkpoint lacks count at
-    their defaults), except :data:`RESULT_NEUTRAL`; ``steps`` may change as
+    their defaults), except ``RESULT_NEUTRAL``; ``steps`` may change as
     long as it is not below the step the checkpoint reached (a larger value
     extends a finished run; the learning-rate schedule keeps its first length).
     """
