@@ -45,9 +45,9 @@ CHAPTERS = [p for p in PAGES if p.startswith("book/") and p[5:7].isdigit()]
 PLAIN_CHAPTER = "book/03_bptt.html"  # no interactive figure
 MAX_EXTRA_BYTES = 600_000  # an interactive chapter: at most 0.6 MB more
 MIN_TEXT_PX = 9.0
-# chapters whose import cell does not call rhn.plots.use_style() yet and whose
-# figures have no captions yet (being rewritten by the lead): their problems
-# are reported as an expected failure; the entry goes once they are fixed
+# chapters whose import cell does not call rhn.plots.use_style() yet (being
+# rewritten by the lead; their figures have captions and alt texts): their
+# problems are reported as an expected failure; the entry goes once fixed
 PENDING_STYLE = {
     "book/05_highway.html",
     "book/06_rhn_cell.html",
