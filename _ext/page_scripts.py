@@ -118,9 +118,12 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
         html = page.read_text(encoding="utf-8")
         for classes in _USED.findall(html):
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
-        lighter = _FA_TAG.sub("", html)
-        if lighter != html:
-            page.write_text(lighter, encoding="utf-8")
+        # a page that an incremental build left as it was may lack the link
+        # to rhn-icons.css: it keeps the icon script
+        if ICONS_CSS in html:
+            lighter = _FA_TAG.sub("", html)
+            if lighter != html:
+                page.write_text(lighter, encoding="utf-8")
     css = icons_css(icon_paths(script.read_text(encoding="utf-8")), used)
     (out / "_static" / ICONS_CSS).write_text(css, encoding="utf-8")
 
