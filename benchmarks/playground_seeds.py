@@ -4,8 +4,11 @@ Trains the playground (``rhn/widgets/js/playground_numerics.js``, the code
 the browser runs, under Node.js: the same V8 engine as Chromium) at the
 settings chapter 12 names, for several seeds (weights seed ``s`` from
 :func:`rhn.widgets.playground.playground_data`, data seed ``s + 1``), and
-writes each net's mean loss over the last 100 steps every 100 steps, with the
-machine, to ``book/results/playground_seeds.json``.
+writes every 100 steps each net's mean loss over the last 100 steps and its
+gradient's reach (``reach_*``: in the last batch, the norm of dL/ds at the
+first micro-layer of step 0 over the one at the first micro-layer of step
+T - 1), with the machine, to ``rhn/_data/results/playground_seeds.json`` (read by
+:func:`rhn.results.load`).
 
     .venv/bin/python benchmarks/playground_seeds.py [--seeds 0 1 2 3 4 5 6 7]
 """
@@ -25,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from rhn.widgets.playground import playground_data  # noqa: E402
 
-OUT = ROOT / "book" / "results" / "playground_seeds.json"
+OUT = ROOT / "rhn" / "_data" / "results" / "playground_seeds.json"
 SETTINGS = {
     # the starting setting of the page: the RHN learns, the RNN does not
     "start": {
@@ -98,7 +101,10 @@ def main() -> None:
                 "setting": name,
                 "seed": seed,
                 "data_seed": seed + 1,
-                "trace": [{"step": s, "rhn": a, "rnn": b} for s, a, b in run["trace"]],
+                "trace": [
+                    {"step": s, "rhn": a, "rnn": b, "reach_rhn": c, "reach_rnn": d}
+                    for s, a, b, c, d in run["trace"]
+                ],
             }
             record["runs"].append(row)
             last = row["trace"][-1]

@@ -61,7 +61,17 @@ if (req.op === "init") {
     const trace = [];
     for (let i = 1; i <= s.steps; i++) {
       tr.step();
-      if (req.every && i % req.every === 0) trace.push([i, tr.recentLoss(0, req.window), tr.recentLoss(1, req.window)]);
+      if (req.every && i % req.every === 0) {
+        // the gradient norm after micro-layer 0 of step 0 over the one after
+        // micro-layer 0 of step T - 1, in the last batch: how much of it
+        // reaches the start of the sequence
+        const reach = tr.last.map((o, j) => {
+          const g = o.gradNorms;
+          const D = tr.nets[j].D;
+          return g[0] / g[g.length - 1 - (D - 1)];
+        });
+        trace.push([i, tr.recentLoss(0, req.window), tr.recentLoss(1, req.window), ...reach]);
+      }
     }
     const ms = performance.now() - t0;
     return { ...s, rhn: tr.recentLoss(0, req.window), rnn: tr.recentLoss(1, req.window), ms, trace };

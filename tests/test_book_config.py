@@ -41,6 +41,7 @@ CHAPTER_LABELS = {
     "09_training": "ch-training",
     "10_making_it_fast": "ch-fast",
     "11_chorales": "ch-chorales",
+    "12_playground": "ch-playground",
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the

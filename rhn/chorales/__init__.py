@@ -35,8 +35,8 @@ How a score becomes a piano roll (:func:`score_to_roll`):
 - **Rests** are silent frames for that voice; **fermatas** are ignored (the
   notated duration is kept); **pickup bars** are kept: the roll starts at the
   first beat of the score.
-- **Pitches:** MIDI numbers from :data:`LOWEST` (36, C2) to 81 (A5), the range
-  that occurs, so ``P = 46`` columns. No transposition.
+- **Pitches:** MIDI numbers from :data:`~rhn.chorales.data.LOWEST` (36, C2) to
+  81 (A5), the range that occurs, so ``P = 46`` columns. No transposition.
 - **Duplicates:** Riemenschneider's collection lists some chorales twice: 21
   of its 371 numbers point at a score already listed, and 2 more at a second
   file with the same music. A chorale whose file or roll equals an earlier one
@@ -74,6 +74,7 @@ from .data import (
     SPLITS,
     Chorales,
     _data_path,  # noqa: F401  (the tests read the shipped file's path)
+    _read,  # noqa: F401  (and its arrays)
     build,
     data_main,
     load,

@@ -1,12 +1,13 @@
 r"""The chorale data: piano rolls built from music21, shipped, loaded and padded.
 
-What the data are, how a score becomes a piano roll (:func:`score_to_roll`),
-the voices, pitches, duplicates and the fixed split are described in the
-documentation of :mod:`rhn.chorales`. :func:`build` parses music21's corpus,
-:func:`save` writes the shipped file ``rhn/_data/chorales.npz`` and
-:func:`load` reads it (without music21). A chorale is a ``(T, P)`` 0/1
-tensor; :func:`pad` stacks several into ``(T_max, B, P)`` with a
-``(T_max, B)`` boolean mask, time-first like the models of :mod:`rhn`.
+What the data are, how a score becomes a piano roll (``score_to_roll``), the
+voices, pitches, duplicates and the fixed split are described in the
+documentation of :mod:`rhn.chorales`. ``build`` parses music21's corpus,
+``save`` writes the shipped file ``rhn/_data/chorales.npz`` and ``load``
+reads it (without music21). A chorale is a ``(T, P)`` 0/1 tensor; ``pad``
+stacks several into ``(T_max, B, P)`` with a ``(T_max, B)`` boolean mask,
+time-first like the models of :mod:`rhn`. All are importable from
+:mod:`rhn.chorales` and documented there.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ LOWEST = 36
 HIGHEST = 81
 """MIDI number of the last pitch column (A5, the highest soprano note)."""
 SPLITS = ("train", "valid", "test")
-"""The three splits, by chorale (the ``split`` argument of :func:`load`)."""
+"""The three splits, by chorale (the ``split`` argument of ``load``)."""
 STEP = 1.0  # frame length in quarter notes
 DATA_FILE = "chorales.npz"  # in rhn/_data
 _VOICES = ("soprano", "alto", "tenor", "bass")
@@ -64,7 +65,7 @@ class Chorales:
         riemenschneider: the Riemenschneider number(s) of each chorale, as a
             tuple (two or more where the collection lists it twice).
         split: ``"train"``, ``"valid"``, ``"test"`` or ``"all"``.
-        lowest: MIDI number of column 0 (:data:`LOWEST`).
+        lowest: MIDI number of column 0 (:data:`~rhn.chorales.data.LOWEST`).
         step: frame length in quarter notes (1.0).
     """
 

@@ -1,7 +1,8 @@
 r"""Listening to the chorales: sampling continuations from a model, and audio.
 
-:func:`sample_continuation` lets a trained model continue a piano roll frame by
-frame; :func:`synthesize` renders a roll as a waveform to play in a notebook.
+``sample_continuation`` lets a trained model continue a piano roll frame by
+frame; ``synthesize`` renders a roll as a waveform to play in a notebook. Both
+are importable from :mod:`rhn.chorales` and documented there.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def synthesize(
 
     Args:
         roll: ``(T, P)`` 0/1 frames.
-        lowest: MIDI number of column 0 (default :data:`LOWEST`).
+        lowest: MIDI number of column 0 (default :data:`~rhn.chorales.data.LOWEST`).
         rate: samples per second (default 8000, enough for pitches up to A5).
         seconds_per_step: duration of one frame (default 0.5: a quarter note at
             120 beats per minute).

@@ -1,11 +1,12 @@
 r"""The chorales as a task: next-step prediction, its loss, baseline and batches.
 
 A model reads frames ``0..T-2`` of a chorale and predicts frames ``1..T-1``
-(:func:`next_step`); the loss is the negative log-likelihood of every pitch
-as an independent Bernoulli, per frame (:func:`frame_nll`), and
-:func:`baseline_nll` the memoryless baseline that knows only each pitch's
-frequency. :func:`generate`, :func:`task_loss` and :func:`init_head` plug the
-chorales into :mod:`rhn.tasks` and :mod:`rhn.train`.
+(``next_step``); the loss is the negative log-likelihood of every pitch as an
+independent Bernoulli, per frame (``frame_nll``), and ``baseline_nll`` the
+memoryless baseline that knows only each pitch's frequency. ``generate``,
+``task_loss`` and ``init_head`` plug the chorales into :mod:`rhn.tasks` and
+:mod:`rhn.train`. All are importable from :mod:`rhn.chorales` and documented
+there.
 """
 
 from __future__ import annotations

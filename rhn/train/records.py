@@ -2,7 +2,7 @@
 
 A run's folder (``TrainConfig.out``) holds:
 
-- ``checkpoint.pt``: everything a resumed run needs (:func:`save_checkpoint`,
+- ``checkpoint.pt``: everything a resumed run needs (``save_checkpoint``,
   :func:`rhn.train.load_checkpoint`);
 - ``metrics.json``: the summary, the config, the history and the run's
   segments (one per call of :func:`rhn.train.train`);
@@ -11,7 +11,7 @@ A run's folder (``TrainConfig.out``) holds:
   its numbers);
 - ``run.lock`` while a process trains into it: pid, host and start time, so
   that a second writer is refused with a message naming the first
-  (:class:`FolderLock`).
+  (``FolderLock``).
 
 Every file is written whole or not at all (:mod:`rhn._io`).
 """
@@ -71,16 +71,16 @@ _CHECKPOINT_KEYS = (
 
 
 def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
-    """Load a checkpoint written by :func:`train` (``weights_only=True``: safe).
+    """Load a checkpoint of :func:`rhn.train.train` (``weights_only=True``: safe).
 
     Args:
         path: the ``checkpoint.pt`` file, or the run directory holding it.
-        name: how error messages call ``path`` (:func:`train` says ``resume``).
+        name: how error messages call ``path`` (``train`` says ``resume``).
 
     Raises:
         FileNotFoundError: if there is no such file.
         ValueError: if the file is empty, truncated, not a torch file, or a
-            torch file that is not a checkpoint of :func:`train` (a bare
+            torch file that is not a checkpoint of :func:`rhn.train.train` (a bare
             ``state_dict``, say); the message says what was found.
     """
     if not isinstance(path, (str, Path)):

@@ -55,7 +55,7 @@ class TrainResult:
             model returned and ``test_loss`` its loss on the test split.
     """
 
-    model: nn.Module
+    model: torch.nn.Module
     history: dict[str, list[float]]
     metrics: dict[str, Any]
 
@@ -111,7 +111,7 @@ def train(
     ``config.seed`` for the initial weights) are restored when the run ends.
 
     ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
-    finite or more than :data:`DIVERGED_FACTOR` times the task's baseline
+    finite or more than ``rhn.train.DIVERGED_FACTOR`` times the task's baseline
     (the loss of the best constant prediction): a run can blow up while its
     loss stays finite.
 

@@ -219,7 +219,8 @@ class Playground(anywidget.AnyWidget):
     """The training playground: numbers from Python, training and drawing in JS.
 
     Attributes:
-        data: from :func:`playground_data`, plus ``controls``.
+        data: from ``rhn.widgets.playground.playground_data``, plus
+            ``controls``.
         values: the sliders' setting, ``{"depth", "transform_bias", "log_lr",
             "seq_len"}``; setting it from Python moves the sliders and, for
             anything but the learning rate, restarts the training.

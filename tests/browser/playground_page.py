@@ -19,12 +19,15 @@ from .harness import PAGE
 PLAY_JS = """async ([root, steps]) => {
     const w = root.querySelector('.rhn-playground-root');
     w.dataset.rhnStopAt = String(steps);
-    w.querySelector('button[name=reset]').click();
-    w.querySelector('button[name=play]').click();
     const numbers = () => JSON.parse(w.dataset.rhnNumbers);
+    const play = w.querySelector('button[name=play]');
+    if (numbers().playing) play.click();  // pause a run still going
+    w.querySelector('button[name=reset]').click();
+    play.click();
+    const deadline = performance.now() + 300000;  // then the caller's checks fail
     while (numbers().steps < steps || numbers().playing) {
         await new Promise(r => setTimeout(r, 100));
-        if (numbers().error) break;
+        if (numbers().error || performance.now() > deadline) break;
     }
     return { numbers: numbers(), steps_per_s: Number(w.dataset.rhnStepsPerS) };
 }"""

@@ -18,7 +18,11 @@ const BUDGET_MS = 12; // of the ~16.7 ms of a frame, the rest for drawing
 const WINDOW = 100; // steps averaged in the loss shown and reported
 const MAX_STEPS = 20000; // then it pauses by itself, unless data-rhn-stop-at says otherwise
 
+// the figures' .rhn-widget lays plot and controls side by side; the
+// playground stacks its parts in one column instead
 const CSS = `
+.rhn-widget.rhn-playground-root { display: block; max-width: 640px; }
+.rhn-playground-root .rhn-controls { max-width: 520px; }
 .rhn-playground-buttons { display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 0.4em 0; }
 .rhn-playground-status { font-variant-numeric: tabular-nums; min-height: 1.5em; margin: 0.3em 0; }
 .rhn-playground-root canvas { display: block; margin: 0.3em 0; }
@@ -53,6 +57,7 @@ function render({ model, el }) {
   const stepButton = button("step", "step");
   const reset = button("reset", "reset");
   const controls = document.createElement("div");
+  controls.className = "rhn-controls";
   const status = document.createElement("div");
   status.className = "rhn-playground-status";
   status.setAttribute("aria-live", "off");
@@ -151,7 +156,10 @@ function render({ model, el }) {
     }
   }
 
-  play.addEventListener("click", () => setPlaying(!playing));
+  play.addEventListener("click", () => {
+    setPlaying(!playing);
+    draw();
+  });
   stepButton.addEventListener("click", () => {
     setPlaying(false);
     trainOne();
@@ -159,7 +167,7 @@ function render({ model, el }) {
   });
   reset.addEventListener("click", () => {
     restart();
-    schedule();
+    draw(); // at once: the numbers on the page never lag a press
   });
 
   const apply = (next) => {

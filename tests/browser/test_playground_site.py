@@ -1,0 +1,94 @@
+"""Chapter 12 on the built site: the playground trains offline, within 1 MB.
+
+The page weighs at most 1 MB, loads every script from the site (no request
+leaves it), and the playground, drawn by the site's widget loader from the
+state saved in the page,
+trains: at the starting setting, after 600 steps, the RHN's loss is below
+0.01 and the RNN's above 0.14, as the chapter says. Run by ``make browser``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+if not os.environ.get("RHN_BROWSER_TESTS"):
+    pytest.skip(
+        "browser tests run with `make browser`, after the book is built",
+        allow_module_level=True,
+    )
+
+from rhn.widgets.playground import PLAYGROUND_CLASS  # noqa: E402
+
+from .common import OUT, SITE, Visit  # noqa: E402
+from .playground_page import PLAY_JS  # noqa: E402
+from .test_playground_harness import LEARNS_BELOW, PLATEAU_ABOVE, STEPS  # noqa: E402
+from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
+
+PAGE = "book/12_playground.html"
+MAX_BYTES = 1_000_000
+
+
+def test_playground_page_is_light_and_local() -> None:
+    path = SITE / PAGE
+    html = path.read_text()
+    assert path.stat().st_size <= MAX_BYTES, path.stat().st_size
+    srcs = re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+    assert not [s for s in srcs if "://" in s or s.startswith("//")], srcs
+    for src in srcs:
+        assert (path.parent / src.split("?")[0]).resolve().is_file(), src
+    # the site's small widget loader draws it (_ext/widget_scripts.py)
+    assert "widget-loader.js" in html and "embed-amd" not in html
+
+
+def test_playground_weighs_little_more_than_a_plain_chapter(browser, base_url) -> None:  # noqa: ANN001
+    # _transfer waits for the network to go idle: the playground draws at once
+    plain = _transfer(browser, base_url, PLAIN_CHAPTER)
+    total = _transfer(browser, base_url, PAGE)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "playground-weight.json").write_text(
+        json.dumps(
+            {
+                "html_bytes": (SITE / PAGE).stat().st_size,
+                "transfer_bytes": total,
+                "plain_chapter_bytes": plain,
+            }
+        )
+        + "\n"
+    )
+    assert total - plain <= MAX_EXTRA_BYTES, (total, plain)
+
+
+@pytest.mark.parametrize("visit", [PAGE], indirect=True, ids=[PAGE])
+def test_playground_trains_on_the_site(visit: Visit) -> None:
+    page = visit.page
+    root = page.locator(f".{PLAYGROUND_CLASS}")
+    page.wait_for_selector(
+        f".{PLAYGROUND_CLASS} .rhn-playground-root[data-rhn-numbers] canvas",
+        timeout=60000,
+    )
+    assert root.count() == 1
+    root.scroll_into_view_if_needed()
+    out = page.evaluate(PLAY_JS, [root.element_handle(), STEPS])
+    n = out["numbers"]
+    assert n["error"] is None and n["steps"] == STEPS
+    assert n["loss_rhn"] < LEARNS_BELOW, n["loss_rhn"]
+    assert n["loss_rnn"] > PLATEAU_ABOVE, n["loss_rnn"]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "playground-site.json").write_text(
+        json.dumps(
+            {
+                "steps_per_s": out["steps_per_s"],
+                "loss_rhn": n["loss_rhn"],
+                "loss_rnn": n["loss_rnn"],
+                "bytes": (SITE / PAGE).stat().st_size,
+            }
+        )
+        + "\n"
+    )
+    root.screenshot(path=str(OUT / "playground-site.png"))
+    assert not visit.blocked, f"requests that left the site: {visit.blocked}"
+    assert not visit.errors, f"uncaught errors: {visit.errors}"
