@@ -15,15 +15,24 @@
    ``mathjax_path`` in ``_config.yml`` points there. Only the combined
    ``tex-mml-chtml.js`` and the folders it loads from on demand are copied.
 
+4. The theme's icons without its 1.5 MB script: pydata-sphinx-theme turns
+   every ``<i class="fa-solid fa-bars">`` into an SVG with Font Awesome's
+   ``fontawesome.js``, which holds all 2,000 icons. Once the pages are
+   written, their tag for that script is removed and they load
+   ``rhn-icons.css`` instead: for the icons the site uses (about 20), a CSS
+   mask made from the same icon's path, cut from that script.
+
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sphinx.errors import ExtensionError
 
@@ -32,6 +41,91 @@ MATHJAX = Path(__file__).resolve().parents[1] / "node_modules" / "mathjax" / "es
 # tex-mml-chtml.js and what it may load later: TeX extensions (\require, or
 # packages a page asks for), the CHTML fonts, the menu and accessibility parts
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml", "ui", "a11y", "sre")
+
+
+FONTAWESOME = "scripts/fontawesome.js"  # under _static/, from the theme
+ICONS_CSS = "rhn-icons.css"
+# "name":[width,height,[aliases],"unicode","path"] in fontawesome.js (the
+# quotes only where the name is not an identifier: bars:[...]); each
+# family's table is followed by its registration, ("fab",p) / ("far",p) ...
+_ICON = re.compile(
+    r'(?:"([a-z0-9-]+)"|\b([a-z][a-z0-9]*)):\[(\d+),(\d+),\[([^\]]*)\],'
+    r'"[0-9a-f]+","(M[^"]*)"\]'
+)
+# the theme's template writes this tag itself (not through script_files)
+_FA_TAG = re.compile(
+    r'<script defer src="[^"]*scripts/fontawesome\.js[^"]*"></script>\n?'
+)
+_FAMILY_END = re.compile(r'\("(fa[brs])",[A-Za-z_$][\w$]*\)')
+_FAMILY_CLASSES = {
+    "fab": ("fa-brands", "fab"),
+    "far": ("fa-regular", "far"),
+    "fas": ("fa-solid", "fas"),
+}
+_USED = re.compile(r'class="([^"]*\bfa-[^"]*)"')
+
+
+def icon_paths(script: str) -> dict[str, dict[str, tuple[int, int, str]]]:
+    """``{family: {icon name or alias: (width, height, SVG path)}}``."""
+    ends = [(m.start(), m.group(1)) for m in _FAMILY_END.finditer(script)]
+    icons: dict[str, dict[str, tuple[int, int, str]]] = {f: {} for f in _FAMILY_CLASSES}
+    for m in _ICON.finditer(script):
+        family = next((f for end, f in ends if m.start() < end), None)
+        if family is None:
+            continue
+        shape = (int(m.group(3)), int(m.group(4)), m.group(6))
+        aliases = re.findall(r'"([a-z0-9-]+)"', m.group(5))
+        for name in [m.group(1) or m.group(2), *aliases]:
+            icons[family].setdefault(name, shape)
+    return icons
+
+
+def icons_css(icons: dict[str, dict[str, tuple[int, int, str]]], used: set[str]) -> str:
+    """CSS that draws the ``used`` icon classes ("fa-solid fa-bars") as masks."""
+    classes = [c for names in _FAMILY_CLASSES.values() for c in names]
+    base = ", ".join(f"i.{c}" for c in classes)
+    rules = [
+        f"{base} {{ display: inline-block; width: 1.25em; height: 1em; "
+        "vertical-align: -0.125em; background-color: currentColor; "
+        "-webkit-mask: var(--rhn-icon) center / contain no-repeat; "
+        "mask: var(--rhn-icon) center / contain no-repeat; }"
+    ]
+    for family, (long, short) in _FAMILY_CLASSES.items():
+        for name in sorted(used):
+            if name not in icons[family]:
+                continue
+            width, height, path = icons[family][name]
+            svg = (
+                "<svg xmlns='http://www.w3.org/2000/svg' "
+                f"viewBox='0 0 {width} {height}'><path d='{path}'/></svg>"
+            )
+            url = "data:image/svg+xml," + quote(svg, safe=" /=:',")
+            rules.append(
+                f'.{long}.fa-{name}, .{short}.fa-{name} {{ --rhn-icon: url("{url}"); }}'
+            )
+    return "\n".join(rules) + "\n"
+
+
+def _write_icons(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    script = out / "_static" / FONTAWESOME
+    if not script.is_file():
+        raise ExtensionError(f"{script} is missing: the theme no longer ships it")
+    used = set()
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        for classes in _USED.findall(html):
+            used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
+        # a page that an incremental build left as it was may lack the link
+        # to rhn-icons.css: it keeps the icon script
+        if ICONS_CSS in html:
+            lighter = _FA_TAG.sub("", html)
+            if lighter != html:
+                page.write_text(lighter, encoding="utf-8")
+    css = icons_css(icon_paths(script.read_text(encoding="utf-8")), used)
+    (out / "_static" / ICONS_CSS).write_text(css, encoding="utf-8")
 
 
 def _unique_scripts(
@@ -84,5 +178,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("build-finished", _copy_mathjax)
     app.add_js_file("rhn-site.js")
     app.add_css_file("rhn-site.css")
+    app.add_css_file(ICONS_CSS)
+    app.connect("build-finished", _write_icons)
     app.connect("html-page-context", _unique_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

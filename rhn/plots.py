@@ -87,12 +87,12 @@ MODEL_STYLES: dict[str, dict[str, str]] = {
 }
 """The colour, line style and marker of each model (two cues besides colour)."""
 
-# the cycle of lines that name no model: the other Okabe-Ito colours, each
-# with its own dash, so that these too differ by more than colour
+# the colours of lines that name no model: the Okabe-Ito order. The cycle
+# holds colours only: a line style in it would also dash the lines whose
+# colour a chapter sets, drawing a "solid" curve dotted
 _CYCLE = cycler(
     color=[OKABE_ITO[k] for k in ("blue", "orange", "bluish_green", "vermillion")]
-    + [OKABE_ITO[k] for k in ("reddish_purple", "sky_blue", "black")],
-    linestyle=["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (8, 2))],
+    + [OKABE_ITO[k] for k in ("reddish_purple", "sky_blue", "black")]
 )
 
 STYLE: dict[str, Any] = {
@@ -514,9 +514,9 @@ def plot_gradient_norms(
         ax: the axes to draw on (default: a new figure).
         colors: ``{label: colour}``; a label without one takes the model
             style of :data:`MODEL_STYLES` whose key starts it (``"lstm"``,
-            ``"RHN D=3"`` ...: colour, dash and marker), else the next of
-            the style's cycle (colour and dash).
-        styles: ``{label: linestyle}`` (default: the model's, else the cycle's).
+            ``"RHN D=3"`` ...: colour, dash and marker), else the next
+            colour of the axes' cycle.
+        styles: ``{label: linestyle}`` (default: the model's, else solid).
         xlabel, ylabel, title: axis labels and title.
         legend: draw a legend (default ``True``).
 

@@ -139,13 +139,19 @@ def test_gradient_norm_lines_carry_the_model_dash_and_marker():
     assert rnn.get_color().upper() == plots.COLORS["rnn"].upper()
 
 
-def test_use_style_sets_readable_sizes_and_cycles_dashes():
+def test_use_style_sets_readable_sizes_and_leaves_set_colours_solid():
     with matplotlib.rc_context():
         plots.use_style()  # no IPython here: rcParams only
         rc = matplotlib.rcParams
         assert rc["figure.dpi"] == 100 and rc["font.size"] >= 9
-        cycle = list(rc["axes.prop_cycle"])
-        assert len({str(c["linestyle"]) for c in cycle}) == len(cycle)
+        cycle = [c["color"].upper() for c in rc["axes.prop_cycle"]]
+        assert cycle[:4] == [
+            plots.COLORS[k].upper() for k in ("rhn", "lstm", "gru", "rnn")
+        ]
+        # a chapter that sets only the colour of a line gets a solid line
+        _, ax = plt.subplots()
+        lines = [ax.plot([0, 1], color="k")[0] for _ in range(3)]
+        assert {line.get_linestyle() for line in lines} == {"-"}
 
 
 def test_figure_png_is_sharp_records_its_smallest_text_and_says_its_width():

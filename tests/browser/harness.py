@@ -17,7 +17,8 @@ from rhn.widgets import DOM_CLASS, InteractiveFigure
 from rhn.widgets.interactive import BUNDLE
 
 PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>rhn widget</title></head>
+<html><head><meta charset="utf-8"><title>rhn widget</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body>
 <div id="root" class="{dom_class}"></div>
 <script type="application/json" id="state">{state}</script>

@@ -1,7 +1,8 @@
 """What a reader meets at a phone's and a laptop's size (issue 23).
 
 - The visible sidebar (☰) and page-contents buttons open what they should, at
-  390x844 and at 1366x900, and a laptop shows one search box.
+  390x844 and at 1366x900, a laptop shows one search box, and every visible
+  icon is drawn (by ``rhn-icons.css``, without the theme's icon script).
 - Page weight: everything a chapter with interactive figures transfers is
   within 0.6 MB of what a chapter without them transfers.
 - Figures: every image has an alt text that describes it (not a file path),
@@ -44,9 +45,9 @@ CHAPTERS = [p for p in PAGES if p.startswith("book/") and p[5:7].isdigit()]
 PLAIN_CHAPTER = "book/03_bptt.html"  # no interactive figure
 MAX_EXTRA_BYTES = 600_000  # an interactive chapter: at most 0.6 MB more
 MIN_TEXT_PX = 9.0
-# chapters whose import cell does not call rhn.plots.use_style() yet and whose
-# figures have no captions yet (being rewritten by the lead): their problems
-# are reported as an expected failure; the entry goes once they are fixed
+# chapters whose import cell does not call rhn.plots.use_style() yet (being
+# rewritten by the lead; their figures have captions and alt texts): their
+# problems are reported as an expected failure; the entry goes once fixed
 PENDING_STYLE = {
     "book/05_highway.html",
     "book/06_rhn_cell.html",
@@ -94,6 +95,14 @@ def test_navigation_buttons_open_what_they_should(
     try:
         page = visit.page
         page.wait_for_load_state("load")
+        # every icon the reader can see is drawn (rhn-icons.css, no icon script)
+        blank = page.evaluate(
+            """() => [...document.querySelectorAll('i[class*="fa-"]')]
+                .filter(i => i.getBoundingClientRect().width > 0)
+                .filter(i => !(getComputedStyle(i).webkitMaskImage || '')
+                    .includes('svg')).map(i => i.className)"""
+        )
+        assert not blank, f"{size}: icons without a shape: {blank}"
         search = _visible(visit, ".search-button__button")
         assert len(search) == 1, f"{size}: {len(search)} visible search boxes"
         if size == "phone":

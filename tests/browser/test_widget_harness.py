@@ -128,3 +128,50 @@ def test_toggles_work_by_touch(harness) -> None:  # noqa: ANN001
         arg=before,
         timeout=5000,
     )
+
+
+def test_phone_layout_swipe_legend_and_name(harness) -> None:  # noqa: ANN001
+    """At 390x844: plot above the controls and both on one screen; a touch on a
+    slider that the page takes over for scrolling leaves the slider where it
+    was; the SVG has an accessible name; the readout rounds like the title."""
+    kind, page = harness
+    plot = page.locator(".rhn-plot-area").bounding_box()
+    controls = page.locator(".rhn-controls").bounding_box()
+    assert controls["y"] >= plot["y"] + plot["height"] - 1, (plot, controls)
+    height = controls["y"] + controls["height"] - plot["y"]
+    assert height <= 844, f"plot and controls take {height:.0f} px"
+    name = page.locator("svg.rhn-plot").get_attribute("aria-label") or ""
+    assert len(name.split()) >= 6, name
+    if kind != "gradient_flow":
+        legend = page.locator("svg.rhn-plot .legend").text_content()
+        for entry in ("Geršgorin discs", "eigenvalues", "unit circle"):
+            assert entry in legend, legend
+    slider = page.locator("input[type=range]").first
+    before = slider.input_value()
+    numbers = page.locator("#root .rhn-widget").get_attribute("data-rhn-numbers")
+    # what Chromium does when a vertical pan starts on the slider: the value
+    # may jump under the finger, then the pointer is cancelled for scrolling
+    slider.evaluate(
+        """(s) => {
+        const ev = (type) =>
+            new PointerEvent(type, {pointerType: 'touch', bubbles: true});
+        s.dispatchEvent(ev('pointerdown'));
+        s.value = String(Number(s.min) + 0.9 * (Number(s.max) - Number(s.min)));
+        s.dispatchEvent(new Event('input', {bubbles: true}));
+        s.dispatchEvent(ev('pointercancel'));
+    }"""
+    )
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+    assert slider.input_value() == before
+    page.wait_for_function(
+        "(n) => document.querySelector('#root .rhn-widget').dataset.rhnNumbers === n",
+        arg=numbers,
+        timeout=5000,
+    )
+    # the readout and the title round a value the same way (3 digits)
+    slider.fill("0.14567" if kind == "rnn_discs" else "-2.4567")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+    readout = page.locator(".rhn-control output").first.inner_text()
+    title = page.locator("svg.rhn-plot").inner_html()
+    assert readout in ("0.146", "-2.46") and readout in title, (readout, title[:200])
+    page.screenshot(path=OUT / f"harness-phone-{kind}.png")

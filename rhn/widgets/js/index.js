@@ -68,7 +68,7 @@ const FIGURES = {
 function render({ model, el }) {
   const d = model.get("data");
   const root = document.createElement("div");
-  root.className = "rhn-widget";
+  root.className = "rhn-widget rhn-figure";
   root.dataset.kind = d.kind;
   addStyle(root);
   let values = { ...model.get("values") };

@@ -1,5 +1,6 @@
 var st=`
-.rhn-widget { font-family: system-ui, sans-serif; text-align: left; display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.5em 1.5em; color: #222; }
+.rhn-widget { font-family: system-ui, sans-serif; text-align: left; color: #222; }
+.rhn-widget.rhn-figure { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.5em 1.5em; }
 .rhn-widget .rhn-plot-area { flex: 1 1 320px; min-width: 0; }
 .rhn-widget[data-kind=gradient_flow] .rhn-plot-area { flex-basis: 100%; max-width: 620px; }
 .rhn-widget:not([data-kind=gradient_flow]) .rhn-plot-area { max-width: 440px; }

@@ -1,0 +1,48 @@
+"""The book's Sphinx extensions (``_ext/``): the parts that need no build."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
+
+citations = pytest.importorskip("citations")
+page_scripts = pytest.importorskip("page_scripts")
+
+
+def test_same_authors_and_year_get_letters_in_title_order():
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "references.bib")).entries
+    letters = citations.suffixes(entries)
+    assert letters == {
+        "srivastava2015highway": "a",  # "Highway Networks"
+        "srivastava2015training": "b",  # "Training Very Deep Networks"
+        "pascanu2013construct": "a",  # "How to Construct ..."
+        "pascanu2013difficulty": "b",  # "On the Difficulty ..."
+    }
+    assert citations.authors(entries["gershgorin1931"]) == "Geršgorin"
+    assert citations.authors(entries["zilly2017recurrent"]) == "Zilly et al."
+    assert citations.authors(entries["hochreiter1997long"]) == (
+        "Hochreiter and Schmidhuber"
+    )
+
+
+def test_icons_are_cut_from_the_icon_script_by_family():
+    script = (
+        'var p={"trash-can":[448,512,[61460,"trash-alt"],"f2ed","M1 1z"],'
+        'github:[496,512,[],"f09b","M2 2z"]};s("fab",p);'
+        'var q={bars:[448,512,["navicon"],"f0c9","M3 3z"]};s("fas",q);'
+    )
+    icons = page_scripts.icon_paths(script)
+    assert icons["fab"]["github"] == (496, 512, "M2 2z")
+    assert icons["fab"]["trash-alt"] == (448, 512, "M1 1z")  # an alias
+    assert icons["fas"]["navicon"] == icons["fas"]["bars"] == (448, 512, "M3 3z")
+    css = page_scripts.icons_css(icons, {"bars", "github", "unknown"})
+    assert ".fa-solid.fa-bars" in css and ".fa-brands.fa-github" in css
+    assert "viewBox='0 0 448 512'" in css
+    assert "unknown" not in css
