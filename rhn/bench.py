@@ -44,7 +44,6 @@ import argparse
 import datetime
 import importlib.util
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -113,14 +112,9 @@ def device_name(device: torch.device) -> str:
     """A readable name of ``device``: the GPU's name, or the CPU's model name."""
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "cpu"
+    from .studies import cpu_model
+
+    return cpu_model()
 
 
 def check_models(models: Sequence[str], device: torch.device) -> list[str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["machine", "parse_seeds"]
+__all__ = ["cpu_model", "machine", "parse_seeds"]
 
 # the variables that change which code paths (and roundings) torch, MKL and
 # oneDNN take on an x86 CPU; a record keeps the ones that were set
@@ -35,7 +35,8 @@ ARITHMETIC_VARIABLES = (
 )
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (from ``/proc/cpuinfo`` where there is one)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -43,13 +44,13 @@ def _cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return platform.processor() or platform.machine() or "cpu"
 
 
 def machine() -> dict[str, Any]:
     """What made a result: CPU, torch, SIMD capability, threads, variables set."""
     return {
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "torch": torch.__version__,
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "threads": torch.get_num_threads(),
