@@ -73,7 +73,7 @@ def test_compare_uses_the_recorded_spread(monkeypatch):
     assert not out["identical"] and out["deviation"]["loss"][1] == pytest.approx(0.02)
     assert reruns.compare("dropout", dict(saved), saved)["identical"]
     with pytest.raises(AssertionError, match="evaluation 0"):
-        reruns.compare("dropout", {"loss": [1.001, 1.0]}, saved)
+        reruns.compare("dropout", {"loss": [1.002, 1.0]}, saved)
     with pytest.raises(AssertionError, match="evaluation 1"):
         reruns.compare("dropout", {"loss": [1.0, 1.04]}, saved)
 

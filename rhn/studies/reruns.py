@@ -27,9 +27,10 @@ from typing import Any
 
 from .. import results
 
-# a floor on the relative tolerance: variants that happen to agree here may
-# still differ on another CPU by a few float32 roundings
-FLOOR = 1e-4
+# a floor on the relative tolerance: the variants are all one AMD CPU, and an
+# Intel CPU's AVX-512 matrix products (which MKL refuses on AMD) were never
+# sampled; 0.1 % still catches any change to what the code computes
+FLOOR = 1e-3
 # the tolerance is this many times the largest deviation seen across variants
 MARGIN = 3.0
 
