@@ -134,6 +134,8 @@ def test_portable_lists_variants_this_cpu_can_run():
 def test_variant_records_say_what_made_them(name):
     record = results.load(name)
     assert record["study"] in name and len(record["settings"]["seeds"]) >= 10
+    # regenerated from the repository root; no machine's own path in the record
+    assert record["command"].endswith(f" --out rhn/_data/results/{name}")
     for variant in record["variants"].values():
         assert variant["machine"]["torch"] and variant["machine"]["cpu"]
         seeds = {r["seed"] for r in variant["runs"]}

@@ -230,10 +230,13 @@ def cmd_record(args: argparse.Namespace) -> int:
     folder = CACHE / f"{args.study}-{args.seeds}"
     outputs = run_variants(folder, [args.study, "--seeds", args.seeds], args.jobs)
     command = f"python tools/portable.py record {args.study} --seeds {args.seeds}"
+    out = Path(args.out).resolve()
+    # the command as run from the repository: no machine's own paths in a record
+    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     record = {
         "format": 1,
         "study": args.study,
-        "command": f"{command} --out {args.out}",
+        "command": f"{command} --out {shown}",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "settings": next(iter(outputs.values()))["settings"],
         "variants": {
