@@ -165,6 +165,31 @@ def _png_width(data: bytes) -> int:
     return struct.unpack(">I", data[16:20])[0]
 
 
+def png_facts(data: bytes) -> tuple[int, float, float | None]:
+    """Pixel width, dots per inch and recorded smallest text size of a PNG.
+
+    The text size (points) is the one :func:`figure_png` records under
+    :data:`SMALLEST_TEXT_KEY`, or ``None`` for other PNGs. Text of ``pt`` points
+    in a PNG shown ``shown`` CSS pixels wide is ``pt / 72 * dpi * shown / width``
+    CSS pixels tall.
+    """
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("data must be a PNG file's bytes (no PNG signature)")
+    width = _png_width(data)
+    dpi, smallest, pos = 72.0, None, 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"pHYs" and body[8] == 1:  # pixels per metre
+            dpi = struct.unpack(">I", body[:4])[0] * 0.0254
+        elif kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            if key.decode("latin-1") == SMALLEST_TEXT_KEY:
+                smallest = float(value)
+        pos += 12 + length
+    return width, dpi, smallest
+
+
 def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
     """``fig`` as PNG at ``scale`` times its dpi, and the width to show it at.
 

@@ -46,3 +46,58 @@ def test_icons_are_cut_from_the_icon_script_by_family():
     assert ".fa-solid.fa-bars" in css and ".fa-brands.fa-github" in css
     assert "viewBox='0 0 448 512'" in css
     assert "unknown" not in css
+
+
+SOURCE = '''
+import x
+
+
+class Outer:
+    """Outer's docstring."""
+
+    def method(self, a):
+        """Method's docstring,
+        over two lines with ``markup``.
+        """
+
+        def helper(b):
+            """Inner docstring."""
+            return b + 1  # kept comment
+
+        return helper(a)
+
+
+if True:
+
+    @decorator
+    def guarded(z):
+        "one-line docstring"
+        return z
+'''
+
+
+def test_source_listing_drops_every_docstring_and_keeps_the_code():
+    import source_listing
+
+    method = source_listing.object_source(SOURCE, "Outer.method")
+    assert method.splitlines()[0] == "def method(self, a):"
+    assert "docstring" not in method and "``" not in method
+    assert "    def helper(b):" in method and "# kept comment" in method
+    assert method.rstrip().endswith("return helper(a)")
+    # inside an if-block, decorator included, dedented
+    guarded = source_listing.object_source(SOURCE, "guarded")
+    assert guarded.splitlines() == ["@decorator", "def guarded(z):", "    return z"]
+    with pytest.raises(ValueError, match="no 'missing'"):
+        source_listing.object_source(SOURCE, "Outer.missing")
+
+
+def test_chapters_show_package_code_through_rhn_source():
+    import json
+    import re
+
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            text = "".join(cell["source"])
+            assert not re.search(r"\{literalinclude\}[^\n]*\n:pyobject:", text), (
+                f"{path.name}: use rhn-source for package objects (no docstring)"
+            )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -33,7 +32,7 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
 
 from playwright.sync_api import Browser  # noqa: E402
 
-from rhn.plots import SMALLEST_TEXT_KEY  # noqa: E402
+from rhn.plots import png_facts  # noqa: E402
 
 from .common import OUT, SITE, Visit  # noqa: E402
 from .test_site import FIGURE_CLASS, PAGES, _widget_pages  # noqa: E402
@@ -180,21 +179,7 @@ def test_interactive_chapters_weigh_little_more_than_a_plain_one(
 
 def _png_facts(path: Path) -> tuple[int, float, float | None]:
     """(pixel width, dots per inch, smallest font size in points or None)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    width = struct.unpack(">I", data[16:20])[0]
-    dpi, smallest, pos = 72.0, None, 8
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
-        body = data[pos + 8 : pos + 8 + length]
-        if kind == b"pHYs" and body[8] == 1:  # pixels per metre
-            dpi = struct.unpack(">I", body[:4])[0] * 0.0254
-        elif kind == b"tEXt":
-            key, _, value = body.partition(b"\0")
-            if key.decode("latin-1") == SMALLEST_TEXT_KEY:
-                smallest = float(value)
-        pos += 12 + length
-    return width, dpi, smallest
+    return png_facts(path.read_bytes())
 
 
 FIGURES_JS = """() => [...document.querySelectorAll('article img')].map(img => ({

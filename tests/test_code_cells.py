@@ -1,0 +1,106 @@
+"""Lint of the chapters' code cells: what a reader sees is code worth reading.
+
+- A code cell shown unfolded on the page holds no ``assert`` statement: the
+  checks that keep a page's sentences true go into cells of their own,
+  tagged ``remove-cell`` (they run in every build, in Colab and under
+  ``make portable``, and the site leaves them out; the book's index says so).
+  Folded cells (``hide-input``, ``hide-cell``: solutions, long set-up) may
+  check what they compute.
+- No line of a cell the site shows (folded or not) is longer than
+  ``MAX_LINE`` characters: a longer one overflows the laptop column (about
+  85 characters of code fit) and scrolls sideways.
+- Functions written in a chapter have plain-prose docstrings: no reST markup
+  (double backquotes, ``:func:``, ``Args:`` blocks), which the page would show
+  as raw source.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+NOTEBOOKS = sorted(BOOK.glob("[0-9][0-9]*.ipynb"))
+MAX_LINE = 80
+REMOVED = {"remove-cell", "remove-input"}
+FOLDED = {"hide-input", "hide-cell"}
+REST = re.compile(r"``|:(?:func|class|meth|data|mod|attr):`|^\s*(?:Args|Returns):\s*$")
+
+
+def _cells(path: Path) -> list[tuple[int, set[str], str]]:
+    cells = json.loads(path.read_text())["cells"]
+    return [
+        (i, set(c.get("metadata", {}).get("tags", [])), "".join(c["source"]))
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "code"
+    ]
+
+
+def _asserts(source: str) -> list[int]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython magics: fall back to the text
+        return [
+            n
+            for n, line in enumerate(source.splitlines(), 1)
+            if line.lstrip().startswith("assert ")
+        ]
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+
+
+def _docstrings(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return [
+        ast.get_docstring(node) or ""
+        for node in ast.walk(tree)
+        if isinstance(node, kinds)
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_assert_in_an_unfolded_cell(path: Path) -> None:
+    found = [
+        f"cell {i}, line {n}"
+        for i, tags, source in _cells(path)
+        if not tags & (REMOVED | FOLDED)
+        for n in _asserts(source)
+    ]
+    assert not found, (
+        f"{path.name}: move these asserts to a cell tagged remove-cell: "
+        + ", ".join(found)
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shown_code_fits_the_column(path: Path) -> None:
+    long = [
+        f"cell {i}, line {n} ({len(line)} chars)"
+        for i, tags, source in _cells(path)
+        if not tags & REMOVED
+        for n, line in enumerate(source.splitlines(), 1)
+        if len(line) > MAX_LINE
+    ]
+    assert not long, f"{path.name}: lines over {MAX_LINE} characters: " + ", ".join(
+        long
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_docstrings_are_plain_prose(path: Path) -> None:
+    found = [
+        f"cell {i}: {match.group(0)!r}"
+        for i, tags, source in _cells(path)
+        if not tags & REMOVED
+        for doc in _docstrings(source)
+        for line in doc.splitlines()
+        if (match := REST.search(line))
+    ]
+    assert not found, f"{path.name}: reST markup in docstrings: " + ", ".join(found)
