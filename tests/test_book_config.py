@@ -470,8 +470,17 @@ def test_every_cited_key_is_in_the_bibliography():
 
 def labels(path: Path) -> list[str]:
     text = markdown(path)
-    return re.findall(r"^\((\S+)\)=\s*$", text, re.M) + re.findall(
-        r"^\$\$\s*\((eq-[\w-]+)\)\s*$", text, re.M
+    # a figure made by a code cell is named in the cell's metadata
+    figures = []
+    if path.suffix == ".ipynb":
+        for cell in load(path)["cells"]:
+            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+            if name.get("name"):
+                figures.append(name["name"])
+    return (
+        re.findall(r"^\((\S+)\)=\s*$", text, re.M)
+        + re.findall(r"^\$\$\s*\((eq-[\w-]+)\)\s*$", text, re.M)
+        + figures
     )
 
 
