@@ -59,7 +59,7 @@ def _versions() -> dict[str, str]:
 
 
 def _probe_norms(core: torch.nn.Module, probe: torch.Tensor) -> list[float]:
-    """Gradient norm versus lag (entry n - 1 is lag n) of the core on the probe batch."""
+    """Gradient norm versus lag of the core on the probe batch (entry i: lag i + 1)."""
     return [float(v) for v in gradflow.gradient_norms(core, probe)]
 
 
