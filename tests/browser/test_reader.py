@@ -50,7 +50,6 @@ MIN_TEXT_PX = 9.0
 PENDING_STYLE = {
     "book/05_highway.html",
     "book/06_rhn_cell.html",
-    "book/08_gradient_flow.html",
 }
 REPORT = OUT / "reader.json"
 
