@@ -10,8 +10,8 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: book test unit browser lint colab clean portable
 
-# Local npm packages: esbuild (the widgets' bundle is rebuilt and compared in the
-# unit tests) and the stand-ins for CDN scripts in the browser tests
+# Local npm packages: esbuild and ml-matrix (the widgets' bundles are rebuilt and
+# compared in the unit tests) and MathJax (copied into the built site)
 NODE_STAMP := node_modules/.installed
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
@@ -36,7 +36,7 @@ unit: $(STAMP) $(NODE_STAMP)
 test: lint unit book browser
 
 # Browser tests of the built site (tests/browser, run after `make book`): they
-# need Debian's Chromium and the npm packages that stand in for the CDN scripts
+# need Debian's Chromium; every request that leaves the site is blocked
 browser: $(STAMP) $(NODE_STAMP)
 	test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
 	RHN_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser
@@ -44,7 +44,7 @@ browser: $(STAMP) $(NODE_STAMP)
 # Every chapter again under other CPUs' arithmetic (tools/portable.py list
 # --record): torch's AVX2 and plain kernels, MKL's compatible matrix products,
 # both at once. `make book` is the machine's own; a claim must hold in all
-PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]_*.ipynb))
+PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]*.ipynb))
 portable: $(STAMP)
 	$(BIN)/python tools/portable.py notebooks $(PORTABLE_CHAPTERS) \
 		--variants $$($(BIN)/python tools/portable.py list --record --names --except native)

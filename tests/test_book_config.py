@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
-CHAPTERS = sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = sorted(BOOK.glob("[0-9][0-9]*.ipynb"))
 PAGES = sorted(BOOK.glob("*.md"))
 REPO_URL = CONFIG["repository"]["url"]
 

@@ -101,3 +101,15 @@ def test_chapters_show_package_code_through_rhn_source():
             assert not re.search(r"\{literalinclude\}[^\n]*\n:pyobject:", text), (
                 f"{path.name}: use rhn-source for package objects (no docstring)"
             )
+
+
+def test_search_index_takes_the_name_without_its_accent():
+    import search_fold
+
+    assert search_fold.folds("geršgorin") == {"gershgorin", "gersgorin"}
+    assert search_fold.folds("plain") == set()
+    mapping = {"geršgorin": {"a", "b"}, "gershgorin": {"c"}, "plain": {"d"}}
+    assert search_fold.add_folded(mapping) == 2
+    assert mapping["gersgorin"] == {"a", "b"}
+    assert mapping["gershgorin"] == {"a", "b", "c"}
+    assert mapping["geršgorin"] == {"a", "b"} and mapping["plain"] == {"d"}

@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=str(ROOT / "test-output" / "colab"), help="executed notebooks"
     )
     args = parser.parse_args(argv)
-    chapters = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    chapters = sorted((ROOT / "book").glob("[0-9][0-9]*.ipynb"))
     if args.chapters:
         wanted = {f"{int(c):02d}" for c in args.chapters}
         chapters = [c for c in chapters if c.name[:2] in wanted]

@@ -234,3 +234,40 @@ def test_figures_are_described_numbered_and_readable(
     if page_path in PENDING_STYLE and problems:
         pytest.xfail(f"pending: {len(problems)} problems, e.g. {problems[0]}")
     assert not problems, f"{page_path}:\n" + "\n".join(problems)
+
+
+# reprs a cell prints by accident (a call's return value as its last line)
+STRAY_OUTPUT = ("<torch._C.Generator", "<matplotlib.", "Text(0", "<Figure size")
+
+CODE_JS = """() => {
+    const shown = e => e.clientWidth > 0 && e.closest('details:not([open])') === null;
+    const cells = [...document.querySelectorAll('.cell_input pre')].filter(shown);
+    return {
+        cells: cells.length,
+        overflow: cells.filter(p => p.scrollWidth > p.clientWidth + 1)
+            .map(p => p.innerText.split('\\n').reduce(
+                (a, b) => (b.length > a.length ? b : a), '').slice(0, 60)),
+        outputs: [...document.querySelectorAll('.cell_output pre')]
+            .map(p => p.innerText),
+    };
+}"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTERS)
+def test_code_fits_the_column_and_outputs_are_meant(
+    browser: Browser, base_url: str, page_path: str
+) -> None:
+    visit = Visit(browser, base_url, page_path, viewport=LAPTOP)
+    try:
+        found = visit.page.evaluate(CODE_JS)
+    finally:
+        visit.close()
+    _report("shown_code_cells", page_path, found["cells"])
+    assert not found["overflow"], (
+        f"{page_path}: code cells scroll sideways at {LAPTOP[0]} px; their longest "
+        f"lines: {found['overflow']}"
+    )
+    stray = [
+        text[:60] for text in found["outputs"] if any(s in text for s in STRAY_OUTPUT)
+    ]
+    assert not stray, f"{page_path}: outputs nobody meant to print: {stray}"

@@ -259,3 +259,17 @@ def test_every_script_comes_from_the_site() -> None:
         html = path.read_text()
         assert path.stat().st_size <= MAX_WIDGET_PAGE_BYTES, (page, path.stat().st_size)
         assert "widget-loader.js" in html and "embed-amd" not in html, page
+
+
+def test_search_finds_gershgorin_in_every_spelling() -> None:
+    """The index lists the same pages under Geršgorin, Gershgorin, Gersgorin."""
+    text = (SITE / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+    def pages(word: str) -> set[int]:
+        found = index["terms"].get(word, [])
+        return {found} if isinstance(found, int) else set(found)
+
+    accented = pages("geršgorin")
+    assert len(accented) >= 5, f"Geršgorin is on {len(accented)} pages"
+    assert pages("gershgorin") >= accented and pages("gersgorin") >= accented
