@@ -38,6 +38,7 @@ CHAPTER_LABELS = {
     "06_rhn_cell": "ch-rhn-cell",
     "07_rhn_jacobian": "ch-rhn-jacobian",
     "08_gradient_flow": "ch-gradient-flow",
+    "08b_optimisation_study": "ch-optimisation-study",
     "09_training": "ch-training",
     "10_making_it_fast": "ch-fast",
     "11_chorales": "ch-chorales",
