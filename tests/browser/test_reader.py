@@ -44,13 +44,6 @@ CHAPTERS = [p for p in PAGES if p.startswith("book/") and p[5:7].isdigit()]
 PLAIN_CHAPTER = "book/03_bptt.html"  # no interactive figure
 MAX_EXTRA_BYTES = 600_000  # an interactive chapter: at most 0.6 MB more
 MIN_TEXT_PX = 9.0
-# chapters whose import cell does not call rhn.plots.use_style() yet (being
-# rewritten by the lead; their figures have captions and alt texts): their
-# problems are reported as an expected failure; the entry goes once fixed
-PENDING_STYLE = {
-    "book/05_highway.html",
-    "book/06_rhn_cell.html",
-}
 REPORT = OUT / "reader.json"
 
 
@@ -230,8 +223,6 @@ def test_figures_are_described_numbered_and_readable(
             )
     if smallest:
         _report("smallest_text_px", page_path, min(smallest.values()))
-    if page_path in PENDING_STYLE and problems:
-        pytest.xfail(f"pending: {len(problems)} problems, e.g. {problems[0]}")
     assert not problems, f"{page_path}:\n" + "\n".join(problems)
 
 
