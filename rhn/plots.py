@@ -523,10 +523,11 @@ def plot_gradient_norms(
     *,
     colors: dict[str, str] | None = None,
     styles: dict[str, str] | None = None,
-    xlabel: str = "lag $k$ (steps before the end)",
+    xlabel: str = "lag $n$ (steps before the end)",
     ylabel: str = "mean gradient norm",
     title: str | None = None,
     legend: bool = True,
+    first: int = 1,
 ) -> Axes:
     r"""Gradient norm against lag (or layer) on a log scale, one line per curve.
 
@@ -544,12 +545,17 @@ def plot_gradient_norms(
         styles: ``{label: linestyle}`` (default: the model's, else solid).
         xlabel, ylabel, title: axis labels and title.
         legend: draw a legend (default ``True``).
+        first: the x of each curve's first value (default 1: entry 0 of
+            :func:`rhn.gradflow.gradient_norms` is the lag :math:`n = 1`;
+            pass 0 for the layer index of ``layer_gradient_norms``).
 
     Returns:
         The axes.
     """
     import matplotlib.pyplot as plt
 
+    if isinstance(first, bool) or not isinstance(first, int):
+        raise TypeError(f"first must be an int, got {type(first).__name__}")
     if not isinstance(curves, dict) or not curves:
         raise TypeError("curves must be a non-empty dict {label: 1-D values}")
     if ax is None:
@@ -573,7 +579,7 @@ def plot_gradient_norms(
             kw["linestyle"] = styles[label]
         if "marker" in kw:
             kw["markevery"] = max(1, len(y) // 8)
-        ax.plot(np.arange(len(y)), y, label=str(label), **kw)
+        ax.plot(first + np.arange(len(y)), y, label=str(label), **kw)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
