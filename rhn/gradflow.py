@@ -4,25 +4,26 @@ For a recurrent model run over ``T`` steps, write :math:`s^{[t]}` for the state
 after step :math:`t = 1, \dots, T` and :math:`s^{[0]}` for the initial state
 (the book's notation), so :math:`s^{[t-1]}` is the state *entering* step
 :math:`t`. For a scalar loss :math:`\mathcal{L}` the gradient with respect to
-the state that enters step :math:`T-k` (``k`` steps before the end) is, by the
-chain rule,
+the state :math:`s^{[T-n]}`, ``n`` steps before the end (the lag
+:math:`n = 1, \dots, T`; lag 1 is the state entering the last step, lag ``T``
+the initial state), is, by the chain rule,
 
 .. math::
-    g_k^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-1-k]}}
-    = \sum_{t = T-1-k}^{T} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
-      J^{[t]} J^{[t-1]} \cdots J^{[T-k]},
+    g_n^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-n]}}
+    = \sum_{t = T-n}^{T} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
+      J^{[t]} J^{[t-1]} \cdots J^{[T-n+1]},
     \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
 
 where :math:`y^{[t]}` is the output of step ``t`` (the state itself, so the
-term :math:`t = T-1-k` has an empty product and is absent for the initial
+term :math:`t = T-n` has an empty product and is absent for the initial
 state) and ``J`` is the temporal Jacobian in numerator layout (``J[i, j] = d
 s_i^[t] / d s_j^[t-1]``). With a loss on the final output only, the sum has
-one term and :math:`g_k^\top = \partial\mathcal{L}/\partial y^{[T]}\,
-J^{[T]} \cdots J^{[T-k]}`, a product of ``k + 1`` Jacobians: even lag 0
-crosses one step. (In code, with 0-based indices, ``output[t]`` is
+one term and :math:`g_n^\top = \partial\mathcal{L}/\partial y^{[T]}\,
+J^{[T]} \cdots J^{[T-n+1]}`, a product of ``n`` Jacobians: lag ``n`` crosses
+``n`` steps. (In code, with 0-based indices, ``output[t]`` is
 :math:`y^{[t+1]}`.)
 
-:func:`gradient_norms` measures :math:`\lVert g_k \rVert` for every lag with
+:func:`gradient_norms` measures :math:`\lVert g_n \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
 :func:`layer_gradient_norms` is the feed-forward analogue (gradient norm at
 the input of every layer of a deep stack, e.g. of :class:`rhn.Highway`).
@@ -105,13 +106,14 @@ def gradient_norms(
     reduction: str = "mean",
     seed: int = 0,
 ) -> torch.Tensor:
-    r"""Norm of the loss gradient with respect to the state ``k`` steps back.
+    r"""Norm of the loss gradient with respect to the state ``n`` steps back.
 
     Runs ``model`` over ``x`` one time step at a time and returns, for every
-    lag ``k = 0, ..., T-1``, the norm of :math:`g_k = \partial \mathcal{L} /
-    \partial s^{[T-1-k]}`: index 0 is the state *entering the last step*,
-    index ``T-1`` the initial state (see the module docstring for the chain
-    rule). Norms are taken per sample and then averaged over the batch.
+    lag ``n = 1, ..., T``, the norm of :math:`g_n = \partial \mathcal{L} /
+    \partial s^{[T-n]}` as entry ``n - 1``: entry 0 (lag 1) is the state
+    *entering the last step*, entry ``T - 1`` (lag ``T``) the initial state
+    (see the module docstring for the chain rule). Norms are taken per sample
+    and then averaged over the batch.
 
     The default loss is :math:`\mathcal{L} = \sum_b \langle v, y_b^{[T]}
     \rangle` with :math:`v` a fixed random unit vector (:func:`projection`),
@@ -163,13 +165,13 @@ def gradient_norms(
 
     Returns:
         A tensor of shape ``(T,)`` (``(T, B)`` with ``reduction="none"``) on
-        the model's device, detached: entry ``k`` is the norm at lag ``k``.
+        the model's device, detached: entry ``n - 1`` is the norm at lag ``n``.
 
     Example::
 
         >>> model = rhn.RHN(2, 16, depth=3)
         >>> x = torch.randn(50, 8, 2)               # (T, B, I)
-        >>> norms = gradient_norms(model, x)        # (50,), lag 0 first
+        >>> norms = gradient_norms(model, x)        # (50,), lag 1 first
     """
     if not isinstance(model, _MODELS):
         raise TypeError(
@@ -483,7 +485,8 @@ def micro_layer_gradient_norms(
     lie :math:`(T - t) D + (D - 1 - k)` micro-layers, so read row by row the
     map is the gradient along the whole credit-assignment path of length
     :math:`D \times T`. Column ``D - 1`` is the state after each step: row
-    ``i`` of it equals :func:`gradient_norms` at lag ``T - 2 - i``.
+    ``i`` of it equals :func:`gradient_norms` at lag ``T - 1 - i`` (its entry
+    ``T - 2 - i``).
 
     Args:
         model: a single-layer :class:`rhn.RHN` or :class:`rhn.DTRNN`.

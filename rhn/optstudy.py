@@ -59,7 +59,7 @@ def _versions() -> dict[str, str]:
 
 
 def _probe_norms(core: torch.nn.Module, probe: torch.Tensor) -> list[float]:
-    """Gradient norm versus lag (lag 0 first) of the core on the probe batch."""
+    """Gradient norm versus lag of the core on the probe batch (entry i: lag i + 1)."""
     return [float(v) for v in gradflow.gradient_norms(core, probe)]
 
 

@@ -38,6 +38,7 @@ CHAPTER_LABELS = {
     "06_rhn_cell": "ch-rhn-cell",
     "07_rhn_jacobian": "ch-rhn-jacobian",
     "08_gradient_flow": "ch-gradient-flow",
+    "08b_optimisation_study": "ch-optimisation-study",
     "09_training": "ch-training",
     "10_making_it_fast": "ch-fast",
     "11_chorales": "ch-chorales",
@@ -470,8 +471,17 @@ def test_every_cited_key_is_in_the_bibliography():
 
 def labels(path: Path) -> list[str]:
     text = markdown(path)
-    return re.findall(r"^\((\S+)\)=\s*$", text, re.M) + re.findall(
-        r"^\$\$\s*\((eq-[\w-]+)\)\s*$", text, re.M
+    # a figure made by a code cell is named in the cell's metadata
+    figures = []
+    if path.suffix == ".ipynb":
+        for cell in load(path)["cells"]:
+            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+            if name.get("name"):
+                figures.append(name["name"])
+    return (
+        re.findall(r"^\((\S+)\)=\s*$", text, re.M)
+        + re.findall(r"^\$\$\s*\((eq-[\w-]+)\)\s*$", text, re.M)
+        + figures
     )
 
 

@@ -9,6 +9,7 @@ tests/browser/test_playground_harness.py and test_playground_site.py.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -311,3 +312,37 @@ def test_committed_playground_bundle_is_rebuilt_byte_identical():
     text = build.PLAYGROUND_BUNDLE.read_text()
     assert "export" in text and "render" in text
     assert len(text.encode()) < 100_000
+
+
+def test_initial_gradients_end_where_the_loss_says():
+    # the last state's gradient of L = mean_b (w . s_b + c - y_b)^2 is
+    # 2 / B (w . s_b + c - y_b) w for sequence b: its norm, averaged over b,
+    # is 2 / B * mean_b |residual_b| * |w|
+    maps = playground.initial_gradients(3, -1.5, 12, hidden_size=H, seed=2)
+    assert maps["rhn"].shape == (3, 12) and maps["rnn"].shape == (1, 12)
+    x, y = tasks.adding_problem(playground.BATCH, 12, seed=1, dtype=torch.float64)
+    for kind, net in zip(
+        ("rhn", "rnn"), playground_nets(3, -1.5, hidden_size=H, seed=2), strict=True
+    ):
+        with torch.no_grad():
+            residual = net(x) - y  # (B,)
+        w = net.out.weight[0].detach()
+        expected = 2 / len(y) * residual.abs().mean() * w.norm()
+        torch.testing.assert_close(maps[kind][-1, -1], expected)
+        torch.testing.assert_close(maps[f"loss_{kind}"], residual.pow(2).mean().item())
+        assert torch.all(maps[kind] > 0)
+    # the RNN's gradient fades along the sequence far faster than the RHN's
+    assert (
+        maps["rnn"][0, 0] / maps["rnn"][0, -1] < maps["rhn"][0, 0] / maps["rhn"][-1, -1]
+    )
+
+
+def test_png_fallback_shows_the_setting():
+    widget = playground_widget(depth=2, seq_len=20)
+    data = widget._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == widget.png()
+    assert len(png) < 60_000
+    widget.values = {**widget.values, "depth": 4}
+    assert widget.png() != png

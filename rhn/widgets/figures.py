@@ -206,8 +206,10 @@ def gradient_flow_figure(
 
     Freshly initialised models (``H = hidden_size``, float64) read the same
     random sequence of ``steps`` steps; :func:`rhn.gradflow.gradient_norms`
-    gives :math:`\lVert \partial \mathcal{L} / \partial s^{[T-2-k]} \rVert`
-    for every lag ``k``. Only the RHN depends on the slider; the RNN and LSTM
+    gives :math:`\lVert \partial \mathcal{L} / \partial s^{[T-n]} \rVert`
+    at every lag :math:`n = 1, \dots, T` (its entry ``n - 1``: lag 1 is the
+    state entering the last step, lag ``T`` the initial state), drawn at x = n.
+    Only the RHN depends on the slider; the RNN and LSTM
     curves are computed once and cached.
 
     Args:
@@ -234,7 +236,7 @@ def gradient_flow_figure(
     )
     b, D, T, H = float(transform_bias), int(depth), int(steps), int(hidden_size)
     lo, hi = _ylim(ylim)
-    lags = np.arange(T)
+    lags = np.arange(1, T + 1)  # the lag n of entry n - 1
     # plain-text labels: mathtext layout is a large part of a redraw
     labels = {"rhn": f"RHN (D = {D}, b_T = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
     for name in ("rnn", "lstm", "rhn"):
@@ -257,9 +259,9 @@ def gradient_flow_figure(
     ax.set_yticks(10.0 ** decades[:: max(1, len(decades) // 5)])
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(_power_of_ten))
-    ax.set_xlim(0, T - 1)
-    ax.set_xlabel("lag $k$ (steps back from the end)")
-    ax.set_ylabel("gradient norm ‖∂L/∂s‖ at lag k")
+    ax.set_xlim(1, T)
+    ax.set_xlabel("lag $n$ (steps back from the last step)")
+    ax.set_ylabel("gradient norm ‖∂L/∂s‖ at lag n")
     ax.set_title(f"Gradient norm versus lag at initialisation (H = {H})")
     ax.legend(loc="lower left", fontsize="small")
     ax.grid(True, which="major", alpha=0.3)

@@ -51,14 +51,17 @@ from torch import nn
 from .. import _checks
 from ..baselines import RNN, count_parameters, matched_hidden_size
 from ..cells import RHN
-from ..tasks import adding_baseline
-from .interactive import _check_setting, _slider
+from ..gradflow import micro_layer_gradient_norms
+from ..tasks import adding_baseline, adding_problem
+from . import figures
+from .interactive import _check_setting, _in_colab, _slider
 
 __all__ = [
     "PLAYGROUND_BUNDLE",
     "PLAYGROUND_CLASS",
     "Playground",
     "PlaygroundNet",
+    "initial_gradients",
     "matched_rnn_size",
     "playground_nets",
     "playground_data",
@@ -205,6 +208,89 @@ def playground_data(
     }
 
 
+def initial_gradients(
+    depth: int = 2,
+    transform_bias: float = -2.0,
+    seq_len: int = 30,
+    *,
+    hidden_size: int = 16,
+    seed: int = 0,
+    data_seed: int = 1,
+) -> dict[str, Any]:
+    """The playground's heatmap before the first step, computed with torch.
+
+    The nets are those of :func:`playground_nets`; the batch is one of
+    :func:`rhn.tasks.adding_problem` (``BATCH`` sequences of ``seq_len``
+    steps, seed ``data_seed``, float64). The browser draws its batches with
+    a generator of its own, so its heatmap shows other numbers of the same
+    kind. Each entry is the 2-norm of the gradient of the mean squared error
+    with respect to one sequence's state, averaged over the batch.
+
+    Returns:
+        ``{"rhn": (D, T), "rnn": (1, T), "loss_rhn": float, "loss_rnn":
+        float}``: the gradient norms after micro-layer ``k`` (row) of step
+        ``t`` (column ``t - 1``) of the RHN, and after each step of the RNN.
+    """
+    seq_len = _checks.positive_int("seq_len", seq_len)
+    rhn_net, rnn_net = playground_nets(
+        depth, transform_bias, hidden_size=hidden_size, seed=seed
+    )
+    x, y = adding_problem(BATCH, seq_len, seed=data_seed, dtype=torch.float64)
+
+    def mse(net: PlaygroundNet, last: torch.Tensor) -> torch.Tensor:
+        return torch.mean((net.out(last).squeeze(-1) - y) ** 2)
+
+    rhn_map = micro_layer_gradient_norms(
+        rhn_net.body, x, loss_fn=lambda output: mse(rhn_net, output[-1])
+    ).T  # (D, T)
+    with torch.enable_grad():
+        state, states = None, []
+        for x_t in x.split(1):  # one step at a time, to keep every state
+            _, state = rnn_net.body(x_t, state)  # (1, B, H)
+            states.append(state)
+        loss_rnn = mse(rnn_net, state[0])
+        grads = torch.autograd.grad(loss_rnn, states)
+    rnn_map = torch.stack([g[0].norm(dim=-1).mean() for g in grads])[None]
+    with torch.no_grad():
+        loss_rhn = mse(rhn_net, rhn_net.body(x)[1][0]).item()
+    return {
+        "rhn": rhn_map,
+        "rnn": rnn_map.detach(),
+        "loss_rhn": loss_rhn,
+        "loss_rnn": loss_rnn.item(),
+    }
+
+
+def _draw_initial(ax: Any, maps: dict[str, Any], transform_bias: float) -> None:
+    """The heatmap of :func:`initial_gradients`: RHN rows, a gap, the RNN."""
+    from matplotlib.colors import LogNorm
+
+    depth, steps = maps["rhn"].shape
+    gap = torch.full((1, steps), float("nan"), dtype=torch.float64)
+    rows = torch.cat([maps["rhn"], gap, maps["rnn"]]).numpy()  # (D + 2, T)
+    image = ax.imshow(
+        np.ma.masked_invalid(rows),
+        aspect="auto",
+        interpolation="nearest",
+        cmap="viridis",
+        norm=LogNorm(),
+        extent=(0.5, steps + 0.5, depth + 1.5, -0.5),
+    )
+    # render_png's margins are for one plot without a colour bar: set our own
+    ax.set_position((0.12, 0.2, 0.74, 0.66))
+    colour_bar = ax.figure.add_axes((0.88, 0.2, 0.02, 0.66))
+    ax.figure.colorbar(image, cax=colour_bar, label="gradient norm")
+    ax.set_yticks(
+        [*range(depth), depth + 1], [*(f"RHN k={k}" for k in range(depth)), "RNN"]
+    )
+    ax.set_xlabel("time step t")
+    ax.set_title(
+        f"Before training: $D$ = {depth}, $b_T$ = {transform_bias:g}, "
+        f"$T$ = {steps}; "
+        f"loss RHN {maps['loss_rhn']:.3f}, RNN {maps['loss_rnn']:.3f}"
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _bundle_source() -> str:
     if not PLAYGROUND_BUNDLE.is_file():
@@ -236,6 +322,36 @@ class Playground(anywidget.AnyWidget):
     @traitlets.validate("values")
     def _check_values(self, proposal: dict[str, Any]) -> dict[str, Any]:
         return _check_setting(self.data.get("controls", []), proposal["value"])
+
+    def png(self) -> bytes:
+        """The heatmap before training at the current setting, as PNG."""
+        values, data = self.values, self.data
+        maps = initial_gradients(
+            int(values["depth"]),
+            float(values["transform_bias"]),
+            int(values["seq_len"]),
+            hidden_size=data["hidden_size"],
+            seed=data["seed"],
+            data_seed=data["data_seed"],
+        )
+        return figures.render_png(
+            _draw_initial,
+            {"maps": maps, "transform_bias": float(values["transform_bias"])},
+            figsize=(7.2, 3.0),
+            dpi=100,
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        # the PNG beside the widget view is what a page without JavaScript,
+        # nbconvert (PDF) and front ends without widgets show; none in Colab,
+        # which draws the live widget (see InteractiveFigure)
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if _in_colab():
+            return bundle
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        data = dict(data or {})
+        data["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        return (data, metadata) if metadata is not None else data
 
 
 def playground_widget(

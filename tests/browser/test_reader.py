@@ -50,9 +50,6 @@ MIN_TEXT_PX = 9.0
 PENDING_STYLE = {
     "book/05_highway.html",
     "book/06_rhn_cell.html",
-    "book/08_gradient_flow.html",
-    "book/09_training.html",
-    "book/11_chorales.html",
 }
 REPORT = OUT / "reader.json"
 

@@ -153,17 +153,20 @@ const powerOfTen = (e) => "10" + String(e).split("").map((c) => SUPERSCRIPT[c]).
  * Curves on a log y axis (gradient norm versus lag), the SVG counterpart of
  * rhn.widgets.figures.gradient_flow_figure. Returns update(curves, labels).
  */
-export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title }) {
+export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title, x0 = 0 }) {
+  // point k of a curve is drawn at x = x0 + k (x0 = 1: the lag n counts from 1)
   const width = 620, height = 400;
   const f = frame(parent, {
     width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 },
-    x: [0, xmax], y: ylim, logY: true,
+    x: [x0, xmax], y: ylim, logY: true,
   });
   const lo = Math.ceil(Math.log10(ylim[0])), hi = Math.floor(Math.log10(ylim[1]));
   const every = Math.max(1, Math.floor((hi - lo + 1) / 5));
   for (let e = lo; e <= hi; e += every) tick(f, "y", 10 ** e, powerOfTen(e));
   const xstep = xmax > 20 ? 10 : 5;
-  for (let v = 0; v <= xmax; v += xstep) tick(f, "x", v, String(v));
+  if (x0 > 0) tick(f, "x", x0, String(x0));
+  for (let v = xstep; v <= xmax; v += xstep) tick(f, "x", v, String(v));
+  if (x0 === 0) tick(f, "x", 0, "0");
   svgEl("line", {
     x1: f.inner.x0, x2: f.inner.x1, y1: f.py(1), y2: f.py(1),
     stroke: COLORS.baseline, "stroke-dasharray": "2 3",
@@ -198,7 +201,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
         // non-finite and out-of-range values are drawn at the edges
         let v = Number.isFinite(ys[k]) ? ys[k] : ylim[1];
         v = Math.min(ylim[1], Math.max(ylim[0], v));
-        pts.push(`${f.px(k).toFixed(2)},${f.py(v).toFixed(2)}`);
+        pts.push(`${f.px(x0 + k).toFixed(2)},${f.py(v).toFixed(2)}`);
       }
       lines[name].setAttribute("points", pts.join(" "));
       legendText[name].textContent = labels[name];

@@ -48,10 +48,11 @@ const FIGURES = {
   gradient_flow(d, el) {
     const update = logCurvesPlot(el, {
       names: ["rnn", "lstm", "rhn"],
-      xmax: d.steps - 1,
+      x0: 1,
+      xmax: d.steps,
       ylim: d.ylim,
-      xlabel: "lag k (steps back from the end)",
-      ylabel: "gradient norm ‖∂L/∂s‖ at lag k",
+      xlabel: "lag n (steps back from the last step)",
+      ylabel: "gradient norm ‖∂L/∂s‖ at lag n",
       title: `Gradient norm versus lag at initialisation (H = ${d.hidden_size})`,
     });
     return (v) => {
