@@ -108,17 +108,23 @@ class InteractiveFigure(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         # a PNG of the current setting beside the widget view: what nbconvert
         # (PDF, LaTeX) and front ends without widgets show
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if _in_colab():
-            # No PNG in Colab: anywidget has switched on Colab's custom widget
-            # manager and named it in this output's metadata, so Colab draws
-            # the live widget; a PNG there would only be drawn by matplotlib
-            # at every display and saved with the notebook, never shown.
-            return bundle
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-        data = dict(data or {})
-        data["image/png"] = base64.b64encode(self.png()).decode("ascii")
-        return (data, metadata) if metadata is not None else data
+        return with_png(super()._repr_mimebundle_(**kwargs), self.png)
+
+
+def with_png(bundle: Any, png: Callable[[], bytes]) -> Any:
+    """``bundle`` (a widget's MIME bundle) with the PNG ``png()`` beside it.
+
+    No PNG in Colab: anywidget has switched on Colab's custom widget manager
+    and named it in the output's metadata, so Colab draws the live widget; a
+    PNG there would only be drawn by matplotlib at every display and saved with
+    the notebook, never shown.
+    """
+    if _in_colab():
+        return bundle
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    data = dict(data or {})
+    data["image/png"] = base64.b64encode(png()).decode("ascii")
+    return (data, metadata) if metadata is not None else data
 
 
 def _in_colab() -> bool:

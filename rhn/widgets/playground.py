@@ -54,7 +54,7 @@ from ..cells import RHN
 from ..gradflow import micro_layer_gradient_norms
 from ..tasks import adding_baseline, adding_problem
 from . import figures
-from .interactive import _check_setting, _in_colab, _slider
+from .interactive import _check_setting, _slider, with_png
 
 __all__ = [
     "PLAYGROUND_BUNDLE",
@@ -343,15 +343,8 @@ class Playground(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         # the PNG beside the widget view is what a page without JavaScript,
-        # nbconvert (PDF) and front ends without widgets show; none in Colab,
-        # which draws the live widget (see InteractiveFigure)
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if _in_colab():
-            return bundle
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-        data = dict(data or {})
-        data["image/png"] = base64.b64encode(self.png()).decode("ascii")
-        return (data, metadata) if metadata is not None else data
+        # nbconvert (PDF) and front ends without widgets show (none in Colab)
+        return with_png(super()._repr_mimebundle_(**kwargs), self.png)
 
 
 def playground_widget(
