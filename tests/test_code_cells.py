@@ -104,3 +104,22 @@ def test_docstrings_are_plain_prose(path: Path) -> None:
         if (match := REST.search(line))
     ]
     assert not found, f"{path.name}: reST markup in docstrings: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_figure_cell_has_its_alt_text_where_myst_nb_reads_it(path: Path) -> None:
+    # MyST-NB reads a cell's figure and image options only under the
+    # "mystnb" metadata key; a top-level "image" is ignored, and the page then
+    # shows the PNG's file path as its alt text
+    problems = []
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        meta = cell.get("metadata", {})
+        stray = sorted({"figure", "image"} & set(meta))
+        if stray:
+            problems.append(f"cell {i}: {stray} outside 'mystnb'")
+        options = meta.get("mystnb", {})
+        if "figure" in options:
+            alt = options.get("image", {}).get("alt", "")
+            if len(alt.split()) < 4:
+                problems.append(f"cell {i}: figure without an alt text")
+    assert not problems, f"{path.name}: " + "; ".join(problems)
