@@ -84,9 +84,10 @@ class RhnSource(SphinxDirective):
             raise self.error(f"rhn-source {self.arguments[0]}: {err}") from err
         block = nodes.literal_block(code, code, language="python")
         self.set_source_info(block)
-        name = Path(path).name
-        package = Path(path).resolve().parent.name
-        caption = f"{package}/{name}: {dotted} (docstring on the API page)"
+        # the path from the repository root (rhn/train/model.py), so that a
+        # reader finds the file; rel is relative to the source directory
+        shown = Path(rel).as_posix()
+        caption = f"{shown}: {dotted} (docstring on the API page)"
         return [container_wrapper(self, block, caption)]
 
 

@@ -9,7 +9,7 @@ the state :math:`s^{[T-n]}`, ``n`` steps before the end (the lag
 the initial state), is, by the chain rule,
 
 .. math::
-    \nabla_n^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-n]}}
+    u_n^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-n]}}
     = \sum_{t = T-n}^{T} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
       J^{[t]} J^{[t-1]} \cdots J^{[T-n+1]},
     \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
@@ -18,12 +18,12 @@ where :math:`y^{[t]}` is the output of step ``t`` (the state itself, so the
 term :math:`t = T-n` has an empty product and is absent for the initial
 state) and ``J`` is the temporal Jacobian in numerator layout (``J[i, j] = d
 s_i^[t] / d s_j^[t-1]``). With a loss on the final output only, the sum has
-one term and :math:`\nabla_n^\top = \partial\mathcal{L}/\partial y^{[T]}\,
+one term and :math:`u_n^\top = \partial\mathcal{L}/\partial y^{[T]}\,
 J^{[T]} \cdots J^{[T-n+1]}`, a product of ``n`` Jacobians: lag ``n`` crosses
 ``n`` steps. (In code, with 0-based indices, ``output[t]`` is
 :math:`y^{[t+1]}`.)
 
-:func:`gradient_norms` measures :math:`\lVert \nabla_n \rVert` for every lag with
+:func:`gradient_norms` measures :math:`\lVert u_n \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
 :func:`layer_gradient_norms` is the feed-forward analogue (gradient norm at
 the input of every layer of a deep stack, e.g. of :class:`rhn.Highway`).
@@ -109,7 +109,7 @@ def gradient_norms(
     r"""Norm of the loss gradient with respect to the state ``n`` steps back.
 
     Runs ``model`` over ``x`` one time step at a time and returns, for every
-    lag ``n = 1, ..., T``, the norm of :math:`\nabla_n = \partial \mathcal{L} /
+    lag ``n = 1, ..., T``, the norm of :math:`u_n = \partial \mathcal{L} /
     \partial s^{[T-n]}` as entry ``n - 1``: entry 0 (lag 1) is the state
     *entering the last step*, entry ``T - 1`` (lag ``T``) the initial state
     (see the module docstring for the chain rule). Norms are taken per sample
@@ -125,7 +125,7 @@ def gradient_norms(
 
     - the output at step ``t`` is the state of the last layer after that step
       (``h`` for an LSTM): that is what every model of the package returns in
-      evaluation mode, and it makes ``g_k`` the *total* derivative, including
+      evaluation mode, and it makes :math:`u_n` the *total* derivative, including
       a loss term on the output at that very step;
     - for ``num_layers > 1`` the state is that of all layers together, an
       ``(N * H)`` vector per sample (``layer=l`` keeps layer ``l`` only);

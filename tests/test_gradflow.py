@@ -79,7 +79,7 @@ def test_every_step_loss_matches_reference(name):
 
     got = gradient_norms(model, x, loss_fn=loss_fn)
     torch.testing.assert_close(got, _reference_norms(model, name, x, loss_fn))
-    # the every-step loss differs from the final-output loss beyond lag 0
+    # a loss on every step adds a term at every lag (the output y^[T-n])
     assert not torch.allclose(got, gradient_norms(model, x))
 
 
@@ -291,13 +291,13 @@ def test_factor_per_step_is_the_carry_for_small_weights(depth, bias):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_norm_is_bounded_by_the_gershgorin_disc_edges(name):
-    # eq. (eq-gradflow-disc-bound): ||g_k||_1 <= ||v||_1 prod_t max_i sum_j |J_ij|
+    # eq. (eq-gradflow-disc-bound): ||u_n||_1 <= ||v||_1 prod_t max_i sum_j |J_ij|
     from rhn import analysis
 
     model = _model(name, H=6, **({"depth": 2} if name == "rhn" else {}))
     T, B = 12, 3
     x = torch.randn(T, B, 3, dtype=torch.float64)
-    g1 = gradient_norms(model, x, ord=1, lstm_state="hc", reduction="none")
+    u1 = gradient_norms(model, x, ord=1, lstm_state="hc", reduction="none")
     h = c = torch.zeros(B, 6, dtype=torch.float64)
     edges = []
     with torch.no_grad():
@@ -321,9 +321,9 @@ def test_one_norm_is_bounded_by_the_gershgorin_disc_edges(name):
             edges.append((centres.abs() + radii).amax(-1))  # (B,)
     edges = torch.stack(edges)  # (T, B)
     v1 = projection(6, dtype=torch.float64).abs().sum()
-    bound = v1 * edges.flip(0).cumprod(0)  # lag k crosses steps T-1-k .. T-1
-    assert torch.all(g1 <= bound * (1 + 1e-12))
-    assert torch.all(g1 > 0)
+    bound = v1 * edges.flip(0).cumprod(0)  # entry n - 1, lag n: steps T-n+1..T
+    assert torch.all(u1 <= bound * (1 + 1e-12))
+    assert torch.all(u1 > 0)
 
 
 def test_plot_gradient_norms():
@@ -356,7 +356,7 @@ def test_micro_layer_norms_end_of_step_column_is_gradient_norms(name):
     x = torch.randn(9, 5, 2, dtype=torch.float64)
     heat = micro_layer_gradient_norms(model, x)
     assert heat.shape == (9, 3)
-    lags = rhn.gradflow.gradient_norms(model, x)  # lag k: state after step T-2-k
+    lags = rhn.gradflow.gradient_norms(model, x)  # entry i: lag i + 1, s^[T-1-i]
     torch.testing.assert_close(heat[:-1, -1], lags[:-1].flip(0), rtol=1e-12, atol=0)
     # the output of the last step: d/dy <v, y> = v, a unit vector
     torch.testing.assert_close(heat[-1, -1], torch.tensor(1.0, dtype=torch.float64))
