@@ -65,7 +65,7 @@ class RHNCell(MicroLayerParameters):
             every experiment of the paper; if ``False`` it has its own weights.
         transform_bias: initial value of the transform-gate biases
             :math:`b_{T,k}` (default ``-3.0``, :data:`rhn.defaults.TRANSFORM_BIAS`,
-            the bias chapter 9 trains with). Negative values start the cell
+            the bias chapter 10 trains with). Negative values start the cell
             close to carrying its state unchanged, which keeps gradients alive
             through time; a deeper cell needs a more negative bias to keep the
             same memory per step (:func:`rhn.defaults.matched_transform_bias`).

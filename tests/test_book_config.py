@@ -38,11 +38,11 @@ CHAPTER_LABELS = {
     "06_rhn_cell": "ch-rhn-cell",
     "07_rhn_jacobian": "ch-rhn-jacobian",
     "08_gradient_flow": "ch-gradient-flow",
-    "08b_optimisation_study": "ch-optimisation-study",
-    "09_training": "ch-training",
-    "10_making_it_fast": "ch-fast",
-    "11_chorales": "ch-chorales",
-    "12_playground": "ch-playground",
+    "09_optimisation_study": "ch-optimisation-study",
+    "10_training": "ch-training",
+    "11_making_it_fast": "ch-fast",
+    "12_chorales": "ch-chorales",
+    "13_playground": "ch-playground",
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the

@@ -84,7 +84,7 @@ def _signature(names, pointers, constexprs):
 
 
 # (sm, products' dtype, state's dtype): autocast (bf16/fp16 products, fp32
-# state), full precision, float64 (chapter 10's check), and 16-bit models
+# state), full precision, float64 (chapter 11's check), and 16-bit models
 # (their state in bf16/fp16: computed in float32 and cast on store), for the
 # T4 (sm_75, which rhn refuses, see rhn.devices, but the code compiles), the
 # A100 (sm_80) and the H100 (sm_90)
@@ -113,7 +113,7 @@ def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, sm, low, w
         pytest.skip("this process runs Triton's interpreter")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")  # the default, stated
-    # work: the state's dtype (fp64 for a float64 model, as chapter 10's
+    # work: the state's dtype (fp64 for a float64 model, as chapter 11's
     # Triton check runs on a GPU); low: the products' dtype
     cases = [
         (

@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.chapters:
         wanted = {f"{int(c):02d}" for c in args.chapters}
         chapters = [c for c in chapters if c.name[:2] in wanted]
-        if {c.name[:2] for c in chapters} != wanted:  # 8 is 08_ and 08b_
+        if {c.name[:2] for c in chapters} != wanted:  # one number, one chapter file
             print(
                 f"colab: error: no chapter for some of {args.chapters}", file=sys.stderr
             )

@@ -91,7 +91,7 @@ def dropout() -> tuple[dict, dict]:
 
 
 def adding_100() -> tuple[dict, dict]:
-    """Chapter 9: the first 100 steps of the RHN of the model sweep, seed 0."""
+    """Chapter 10: the first 100 steps of the RHN of the model sweep, seed 0."""
     from ..experiments import load_sweep, select
     from ..train import TrainConfig, train
 
@@ -113,7 +113,7 @@ def adding_100() -> tuple[dict, dict]:
 
 
 def chorales_250() -> tuple[dict, dict]:
-    """Chapter 11: the first 250 steps of the depth-4 RHN on the chorales, seed 0."""
+    """Chapter 12: the first 250 steps of the depth-4 RHN on the chorales, seed 0."""
     from ..experiments import load_sweep, select
     from ..train import TrainConfig, train
 

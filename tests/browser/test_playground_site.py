@@ -1,4 +1,4 @@
-"""Chapter 12 on the built site: the playground trains offline, within 1 MB.
+"""Chapter 13 on the built site: the playground trains offline, within 1 MB.
 
 The page weighs at most 1 MB, loads every script from the site (no request
 leaves it), and the playground, drawn by the site's widget loader from the
@@ -28,7 +28,7 @@ from .playground_page import PLAY_JS  # noqa: E402
 from .test_playground_harness import LEARNS_BELOW, PLATEAU_ABOVE, STEPS  # noqa: E402
 from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
 
-PAGE = "book/12_playground.html"
+PAGE = "book/13_playground.html"
 MAX_BYTES = 1_000_000
 
 
