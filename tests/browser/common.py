@@ -42,6 +42,12 @@ class Visit:
         self.base_url = base_url
         self.requested: list[str] = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        # console.error messages (the theme reports a bad setting this way)
+        self.console_errors: list[str] = []
+        self.page.on(
+            "console",
+            lambda m: self.console_errors.append(m.text) if m.type == "error" else None,
+        )
         self.page.on("requestfinished", lambda r: self.requested.append(r.url))
         self.page.route("**/*", self._route)
         url = base_url + page_path

@@ -132,6 +132,24 @@ def test_controls_step_and_restart(page: Page) -> None:
     assert _numbers(page)["steps"] == 2
 
 
+def test_phone_sees_play_and_the_loss_before_the_sliders(page: Page) -> None:
+    # at 390 x 844 the play button and the loss plot come before the sliders,
+    # and the canvases' text stays at 9 CSS px or more at the width shown
+    facts = page.evaluate(
+        """() => {
+            const root = document.querySelector('.rhn-playground-root');
+            const top = (sel) => root.querySelector(sel).getBoundingClientRect().top;
+            const c = root.querySelector('canvas');
+            const shown = c.getBoundingClientRect().width;
+            const ratio = shown / parseFloat(c.style.maxWidth);
+            return {play: top('button'), canvas: top('canvas'),
+                    slider: top('input[type=range]'), scale: ratio};
+        }"""
+    )
+    assert facts["play"] < facts["canvas"] < facts["slider"], facts
+    assert 16 * facts["scale"] >= 9, facts  # the drawing's font is 16 px
+
+
 def test_deep_rhn_with_open_gates_stays_on_the_plateau(browser, tmp_path) -> None:  # noqa: ANN001
     """Chapter 13's second setting: D = 5, b_T = +2 (seed 0)."""
     for page in _open(browser, tmp_path, 0, depth=5, transform_bias=2.0):

@@ -239,6 +239,9 @@ CODE_JS = """() => {
                 (a, b) => (b.length > a.length ? b : a), '').slice(0, 60)),
         outputs: [...document.querySelectorAll('.cell_output pre')]
             .map(p => p.innerText),
+        wide_outputs: [...document.querySelectorAll('.cell_output pre')]
+            .filter(shown).filter(p => p.scrollWidth > p.clientWidth + 1)
+            .map(p => p.innerText.slice(0, 60)),
     };
 }"""
 
@@ -261,3 +264,23 @@ def test_code_fits_the_column_and_outputs_are_meant(
         text[:60] for text in found["outputs"] if any(s in text for s in STRAY_OUTPUT)
     ]
     assert not stray, f"{page_path}: outputs nobody meant to print: {stray}"
+    assert not found["wide_outputs"], (
+        f"{page_path}: outputs wider than the column: {found['wide_outputs']}"
+    )
+
+
+@pytest.mark.parametrize("page_path", CHAPTERS)
+def test_a_phone_never_scrolls_sideways(
+    browser: Browser, base_url: str, page_path: str
+) -> None:
+    visit = Visit(browser, base_url, page_path, viewport=PHONE)
+    try:
+        width = visit.page.evaluate(
+            "() => [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        console_errors = visit.console_errors
+    finally:
+        visit.close()
+    assert width[0] <= width[1], f"{page_path}: the page is {width[0]} px wide"
+    # a first visit (an empty localStorage): the theme finds its mode
+    assert not console_errors, f"{page_path}: console errors {console_errors}"

@@ -198,7 +198,9 @@ function render({ model, el }) {
   model.on("change:values", onModel);
 
   restart();
-  root.append(controls, buttons, status, plots);
+  // play and the plots first: on a phone the sliders (about 370 px) would
+  // push the plots below the screen; they follow the plots
+  root.append(buttons, status, plots, controls);
   el.appendChild(root);
   draw();
   return () => {

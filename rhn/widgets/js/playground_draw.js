@@ -5,8 +5,9 @@
 // series (the RNN dashed, the baseline dotted).
 
 export const COLORS = { rhn: "#0072B2", rnn: "#D55E00", baseline: "#555555" };
-// 15 px in a 600 px canvas: still 9 CSS px when a phone shrinks it to 360 px
-const FONT = "15px system-ui, sans-serif";
+// 16 px in a 600 px canvas: still 9 CSS px when a phone shrinks it to the
+// 342 px column of a 390 px screen
+const FONT = "16px system-ui, sans-serif";
 
 /** A canvas of CSS size width x height, sharp on high-density screens. */
 export function canvas(parent, width, height, label) {
