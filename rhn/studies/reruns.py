@@ -63,12 +63,12 @@ def _optstudy(name: str) -> tuple[dict, dict]:
 
 
 def optstudy_t30() -> tuple[dict, dict]:
-    """Chapter 8: RHN and DT-RNN of depth 1, seed 0, adding problem ``T = 30``."""
+    """Chapter 9: RHN and DT-RNN of depth 1, seed 0, adding problem ``T = 30``."""
     return _optstudy("optstudy.json")
 
 
 def optstudy_t10() -> tuple[dict, dict]:
-    """Chapter 8: the same at ``T = 10``."""
+    """Chapter 9: the same at ``T = 10``."""
     return _optstudy("optstudy_t10.json")
 
 
