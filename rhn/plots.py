@@ -190,6 +190,16 @@ def png_facts(data: bytes) -> tuple[int, float, float | None]:
     return width, dpi, smallest
 
 
+def smallest_text_px(data: bytes, shown: float) -> float | None:
+    """The smallest text of a :func:`figure_png` PNG shown ``shown`` CSS px wide.
+
+    In CSS pixels: ``pt / 72 * dpi * shown / width`` from :func:`png_facts`;
+    ``None`` when the PNG does not record its smallest font size.
+    """
+    width, dpi, pt = png_facts(data)
+    return None if pt is None else pt / 72 * dpi * shown / width
+
+
 def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
     """``fig`` as PNG at ``scale`` times its dpi, and the width to show it at.
 

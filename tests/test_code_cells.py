@@ -31,12 +31,14 @@ FOLDED = {"hide-input", "hide-cell"}
 REST = re.compile(r"``|:(?:func|class|meth|data|mod|attr):`|^\s*(?:Args|Returns):\s*$")
 
 
-def _cells(path: Path) -> list[tuple[int, set[str], str]]:
+def _cells(path: Path, hidden: set[str]) -> list[tuple[int, str]]:
+    """(index, source) of the code cells with none of the tags ``hidden``."""
     cells = json.loads(path.read_text())["cells"]
     return [
-        (i, set(c.get("metadata", {}).get("tags", [])), "".join(c["source"]))
+        (i, "".join(c["source"]))
         for i, c in enumerate(cells)
         if c["cell_type"] == "code"
+        and not hidden & set(c.get("metadata", {}).get("tags", []))
     ]
 
 
@@ -69,8 +71,7 @@ def _docstrings(source: str) -> list[str]:
 def test_no_assert_in_an_unfolded_cell(path: Path) -> None:
     found = [
         f"cell {i}, line {n}"
-        for i, tags, source in _cells(path)
-        if not tags & (REMOVED | FOLDED)
+        for i, source in _cells(path, REMOVED | FOLDED)
         for n in _asserts(source)
     ]
     assert not found, (
@@ -83,8 +84,7 @@ def test_no_assert_in_an_unfolded_cell(path: Path) -> None:
 def test_shown_code_fits_the_column(path: Path) -> None:
     long = [
         f"cell {i}, line {n} ({len(line)} chars)"
-        for i, tags, source in _cells(path)
-        if not tags & REMOVED
+        for i, source in _cells(path, REMOVED)
         for n, line in enumerate(source.splitlines(), 1)
         if len(line) > MAX_LINE
     ]
@@ -97,8 +97,7 @@ def test_shown_code_fits_the_column(path: Path) -> None:
 def test_docstrings_are_plain_prose(path: Path) -> None:
     found = [
         f"cell {i}: {match.group(0)!r}"
-        for i, tags, source in _cells(path)
-        if not tags & REMOVED
+        for i, source in _cells(path, REMOVED)
         for doc in _docstrings(source)
         for line in doc.splitlines()
         if (match := REST.search(line))

@@ -172,3 +172,14 @@ def test_figure_png_is_sharp_records_its_smallest_text_and_says_its_width():
     assert round(image.info["dpi"][0]) == 200
     # shown at 100 CSS px per inch: 7.5 pt is 7.5 / 72 * 100 = 10.4 px
     assert 7.5 / 72 * image.info["dpi"][0] * meta["width"] / image.width > 9
+    # png_facts reads what PIL reads; smallest_text_px turns it into CSS px
+    width, dpi, pt = plots.png_facts(png)
+    assert (width, round(dpi), pt) == (image.width, 200, 7.5)
+    px = plots.smallest_text_px(png, meta["width"])
+    assert px == pytest.approx(7.5 / 72 * 100, rel=0.01)
+    assert plots.smallest_text_px(png, meta["width"] / 2) == pytest.approx(px / 2)
+    plain = io.BytesIO()
+    image.save(plain, format="PNG")  # PIL drops the text chunk
+    assert plots.smallest_text_px(plain.getvalue(), 100) is None
+    with pytest.raises(ValueError, match="PNG"):
+        plots.png_facts(b"not a png")

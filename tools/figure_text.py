@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from rhn.plots import png_facts
+from rhn.plots import png_facts, smallest_text_px
 
 COLUMN_PX = 757  # the chapter column at 1366 x 900 (sphinx-book-theme)
 MIN_PX = 9.0
@@ -31,17 +31,16 @@ def report(path: Path) -> list[str]:
             data = out.get("data", {})
             if "image/png" not in data or any("widget" in k for k in data):
                 continue  # a widget's PNG stand-in is not a figure of its own
-            data = base64.b64decode(out["data"]["image/png"])
-            width, dpi, pt = png_facts(data)
-            shown = out.get("metadata", {}).get("image/png", {}).get("width", width)
-            shown = min(shown, COLUMN_PX)
+            png = base64.b64decode(data["image/png"])
+            width = out.get("metadata", {}).get("image/png", {}).get("width")
+            shown = min(width or png_facts(png)[0], COLUMN_PX)
             name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
             name = name.get("name", f"cell {i}")
-            if pt is None:
+            px = smallest_text_px(png, shown)
+            if px is None:
                 print(f"{path.name} {name}: no recorded text size (use_style?)")
                 problems.append(name)
                 continue
-            px = pt / 72 * dpi * shown / width
             flag = "" if px >= MIN_PX else "   < 9 px"
             print(
                 f"{path.name} {name}: shown {shown} px, smallest text {px:.1f} px{flag}"

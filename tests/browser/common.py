@@ -70,3 +70,9 @@ class Visit:
 
     def close(self) -> None:
         self.context.close()
+
+    def __enter__(self) -> Visit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -32,7 +32,7 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
 
 from playwright.sync_api import Browser  # noqa: E402
 
-from rhn.plots import png_facts  # noqa: E402
+from rhn.plots import smallest_text_px  # noqa: E402
 
 from .common import OUT, SITE, Visit  # noqa: E402
 from .test_site import FIGURE_CLASS, PAGES, _widget_pages  # noqa: E402
@@ -80,8 +80,8 @@ def _open_dialog(visit: Visit, toggle: str, dialog: str) -> None:
 def test_navigation_buttons_open_what_they_should(
     browser: Browser, base_url: str, size: str
 ) -> None:
-    visit = Visit(browser, base_url, "book/04_gershgorin.html", viewport=SIZES[size])
-    try:
+    page_path, viewport = "book/04_gershgorin.html", SIZES[size]
+    with Visit(browser, base_url, page_path, viewport=viewport) as visit:
         page = visit.page
         page.wait_for_load_state("load")
         # every icon the reader can see is drawn (rhn-icons.css, no icon script)
@@ -122,14 +122,11 @@ def test_navigation_buttons_open_what_they_should(
             )
         page.screenshot(path=OUT / f"navigation-{size}.png")
         assert not visit.errors and not visit.blocked, (visit.errors, visit.blocked)
-    finally:
-        visit.close()
 
 
 def _transfer(browser: Browser, base_url: str, page_path: str) -> int:
     """Bytes of every file the page loads (the site serves them uncompressed)."""
-    visit = Visit(browser, base_url, page_path, viewport=LAPTOP)
-    try:
+    with Visit(browser, base_url, page_path, viewport=LAPTOP) as visit:
         page = visit.page
         page.evaluate(
             "async () => { if (window.MathJax) await MathJax.startup.promise; }"
@@ -150,8 +147,6 @@ def _transfer(browser: Browser, base_url: str, page_path: str) -> int:
                 file = file / "index.html"
             files.add(file)
         return sum(f.stat().st_size for f in files if f.is_file())
-    finally:
-        visit.close()
 
 
 def test_interactive_chapters_weigh_little_more_than_a_plain_one(
@@ -167,11 +162,6 @@ def test_interactive_chapters_weigh_little_more_than_a_plain_one(
         )
 
 
-def _png_facts(path: Path) -> tuple[int, float, float | None]:
-    """(pixel width, dots per inch, smallest font size in points or None)."""
-    return png_facts(path.read_bytes())
-
-
 FIGURES_JS = """() => [...document.querySelectorAll('article img')].map(img => ({
     src: img.getAttribute('src'), alt: img.getAttribute('alt') || '',
     shown: img.getBoundingClientRect().width, natural: img.naturalWidth,
@@ -185,8 +175,7 @@ FIGURES_JS = """() => [...document.querySelectorAll('article img')].map(img => (
 def test_figures_are_described_numbered_and_readable(
     browser: Browser, base_url: str, page_path: str
 ) -> None:
-    visit = Visit(browser, base_url, page_path, viewport=LAPTOP)
-    try:
+    with Visit(browser, base_url, page_path, viewport=LAPTOP) as visit:
         page = visit.page
         if page_path in _widget_pages():
             page.wait_for_selector(f".{FIGURE_CLASS} .rhn-widget[data-rhn-numbers] svg")
@@ -195,8 +184,6 @@ def test_figures_are_described_numbered_and_readable(
             f"() => [...document.querySelectorAll('.{FIGURE_CLASS}')].map(w => "
             "w.closest('figure')?.querySelector('figcaption')?.innerText || '')"
         )
-    finally:
-        visit.close()
     problems, smallest = [], {}
     for img in images:
         name = Path(img["src"]).name
@@ -208,11 +195,10 @@ def test_figures_are_described_numbered_and_readable(
         if not img["notebook"] or img["fallback"]:
             continue
         file = ((SITE / page_path).parent / unquote(img["src"])).resolve()
-        width, dpi, pt = _png_facts(file)
-        if pt is None:
+        px = smallest_text_px(file.read_bytes(), img["shown"])
+        if px is None:
             problems.append(f"{name}: the PNG does not record its text size")
             continue
-        px = pt / 72 * dpi * img["shown"] / width
         smallest[name] = round(px, 2)
         if px < MIN_TEXT_PX:
             problems.append(f"{name}: smallest text {px:.1f} px < {MIN_TEXT_PX}")
@@ -250,11 +236,8 @@ CODE_JS = """() => {
 def test_code_fits_the_column_and_outputs_are_meant(
     browser: Browser, base_url: str, page_path: str
 ) -> None:
-    visit = Visit(browser, base_url, page_path, viewport=LAPTOP)
-    try:
+    with Visit(browser, base_url, page_path, viewport=LAPTOP) as visit:
         found = visit.page.evaluate(CODE_JS)
-    finally:
-        visit.close()
     _report("shown_code_cells", page_path, found["cells"])
     assert not found["overflow"], (
         f"{page_path}: code cells scroll sideways at {LAPTOP[0]} px; their longest "
@@ -273,14 +256,11 @@ def test_code_fits_the_column_and_outputs_are_meant(
 def test_a_phone_never_scrolls_sideways(
     browser: Browser, base_url: str, page_path: str
 ) -> None:
-    visit = Visit(browser, base_url, page_path, viewport=PHONE)
-    try:
+    with Visit(browser, base_url, page_path, viewport=PHONE) as visit:
         width = visit.page.evaluate(
             "() => [document.documentElement.scrollWidth, window.innerWidth]"
         )
         console_errors = visit.console_errors
-    finally:
-        visit.close()
     assert width[0] <= width[1], f"{page_path}: the page is {width[0]} px wide"
     # a first visit (an empty localStorage): the theme finds its mode
     assert not console_errors, f"{page_path}: console errors {console_errors}"

@@ -164,9 +164,8 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
   const every = Math.max(1, Math.floor((hi - lo + 1) / 5));
   for (let e = lo; e <= hi; e += every) tick(f, "y", 10 ** e, powerOfTen(e));
   const xstep = xmax > 20 ? 10 : 5;
-  if (x0 > 0) tick(f, "x", x0, String(x0));
+  tick(f, "x", x0, String(x0));
   for (let v = xstep; v <= xmax; v += xstep) tick(f, "x", v, String(v));
-  if (x0 === 0) tick(f, "x", 0, "0");
   svgEl("line", {
     x1: f.inner.x0, x2: f.inner.x1, y1: f.py(1), y2: f.py(1),
     stroke: COLORS.baseline, "stroke-dasharray": "2 3",
