@@ -4,8 +4,9 @@ Times one forward and backward pass (``output.sum().backward()``) of
 
 - ``rhn-loop``: :class:`rhn.RHN` with ``impl="loop"``, the plain per-step loop;
 - ``rhn-fast``: :class:`rhn.RHN` with ``impl="fast"`` (:mod:`rhn.fast`);
-- ``rhn-triton`` (CUDA, needs Triton): ``impl="triton"``, one fused Triton
-  kernel per micro-layer (:mod:`rhn.fused`);
+- ``rhn-triton`` (CUDA, needs Triton): ``impl="triton"``, one Triton kernel
+  per layer for the whole sequence, forward and backward (:mod:`rhn.fused`;
+  what ``impl="auto"`` runs on GPUs of compute capability 8.0 or newer);
 - ``rhn-graphed`` (CUDA): ``impl="fast"`` with the whole forward and backward
   captured once as a CUDA graph and replayed
   (:func:`rhn.graphs.capture_forward_backward`);
@@ -41,12 +42,13 @@ Example::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib.util
 import os
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -272,6 +274,7 @@ def run(
     models: Sequence[str] | None = None,
     device: str | torch.device = "cpu",
     seed: int = 0,
+    precision: str = "float32",
 ) -> dict[str, Any]:
     """Run the benchmark and return the results as a JSON-ready dict.
 
@@ -286,6 +289,13 @@ def run(
             of the device. ``rhn-triton`` and ``rhn-graphed`` need CUDA.
         device: ``"cpu"``, ``"cuda"`` or a :class:`torch.device`.
         seed: seed for the weights and inputs (default 0).
+        precision: the matrix products of every model: ``"float32"``
+            (default: torch's defaults, IEEE float32 products, while cuDNN's
+            recurrent layers use TF32 where the GPU has it), ``"tf32"``
+            (TF32 for every float32 product, as
+            ``torch.set_float32_matmul_precision("high")``) or ``"bfloat16"``
+            (every model under bfloat16 ``torch.autocast``). See
+            :data:`PRECISIONS`.
 
     Returns:
         A dict with ``meta`` (device, torch version, threads, load average,
@@ -295,6 +305,7 @@ def run(
     """
     device = torch.device(device)
     models = check_models(default_models(device) if models is None else models, device)
+    precision = _checks.choice("precision", precision, list(PRECISIONS))
     load_before = _loadavg()
     torch.manual_seed(seed)
     built = {m: build(m, input_size, hidden_size, depth, device) for m in models}
@@ -302,7 +313,8 @@ def run(
     for B in batch_sizes:
         B = _checks.positive_int("batch_sizes", B)
         x = torch.randn(steps, B, input_size, device=device)
-        timings = time_models(built, x, repeats, warmup)
+        with _precision(precision, device):
+            timings = time_models(built, x, repeats, warmup)
         for name, t in timings.items():
             rows.append({"batch": B, "model": name, **t})
         ratios[str(B)] = _ratios({n: t["median_ms"] for n, t in timings.items()})
@@ -337,6 +349,7 @@ def run(
             "repeats": repeats,
             "warmup": warmup,
             "timing": "forward + backward of output.sum(), interleaved, medians",
+            "precision": precision,
         },
         "params": {name: count_parameters(m) for name, m in built.items()},
         "hidden": {name: _hidden(m) for name, m in built.items()},
@@ -344,6 +357,32 @@ def run(
         "ratios": ratios,
         "compile_s": compile_s,
     }
+
+
+PRECISIONS = {
+    "float32": "torch's defaults: IEEE float32 products (cuDNN's RNNs use TF32)",
+    "tf32": "TF32 tensor cores for every float32 product",
+    "bfloat16": "bfloat16 autocast for every model",
+}
+"""The values of ``precision`` (``--precision``), with what each means."""
+
+
+@contextlib.contextmanager
+def _precision(precision: str, device: torch.device) -> Iterator[None]:
+    """Run the timings at ``precision``; torch's settings are restored after."""
+    before = (torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32)
+    try:
+        if precision == "tf32":
+            torch.set_float32_matmul_precision("high")
+            torch.backends.cudnn.allow_tf32 = True
+        if precision == "bfloat16":
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                yield
+        else:
+            yield
+    finally:
+        torch.set_float32_matmul_precision(before[0])
+        torch.backends.cudnn.allow_tf32 = before[1]
 
 
 def _triton_version() -> str | None:
@@ -479,6 +518,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
+        "--precision",
+        default="float32",
+        type=str.lower,
+        choices=list(PRECISIONS),
+        help="matrix products of every model: float32 (default: torch's "
+        "defaults), tf32 or bfloat16 (autocast)",
+    )
+    p.add_argument(
         "--out",
         default=None,
         help="JSON file to write (default: results-<device type>.json in the "
@@ -559,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         models=models,
         device=device,
         seed=args.seed,
+        precision=args.precision,
     )
     if args.depths:
         small = [b for b in args.batch if b <= 32] or [min(args.batch)]

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _checks, fast
+from . import _checks, devices, fast
 from ._stack import (
     MicroLayerParameters,
     RunLayer,
@@ -243,14 +243,13 @@ class RHN(StackedRecurrence):
         impl: how each layer runs. ``"fast"`` uses :func:`rhn.fast.rhn_layer`,
             one autograd node per layer with a hand-written backward, in plain
             PyTorch; ``"triton"`` uses :func:`rhn.fused.rhn_layer`, the same
-            with one fused Triton kernel for the element-wise work of each
-            micro-layer (needs the optional ``triton`` package and CUDA
-            tensors); ``"loop"`` runs the plain per-step loop over
+            with one Triton kernel per layer and direction for the whole
+            sequence (needs the optional ``triton`` package and CUDA
+            tensors of a GPU of compute capability 8.0 or newer);
+            ``"loop"`` runs the plain per-step loop over
             :meth:`RHNCell.step` (the reference); ``"auto"`` (default) picks
-            ``"fast"``. The Triton kernels are tested in Triton's interpreter
-            on the CPU but have not yet run on a GPU, so ``"auto"`` chooses
-            them only once that has been measured; ask for ``"triton"`` to
-            use them now. All give the same outputs and gradients, of
+            ``"triton"`` on such a GPU when Triton is installed and
+            ``"fast"`` everywhere else. All give the same outputs and gradients, of
             any order, to float rounding; under ``torch.autocast`` all train,
             the fast and Triton paths keeping their state in float32 (see
             :mod:`rhn.fast`). Inside ``torch.func`` transforms ``"fast"`` and
@@ -397,11 +396,25 @@ def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | Non
     """The kernel's layer function for ``impl`` and input ``x``; ``None``: the loop."""
     if impl == "loop" or not fast.supported():  # torch.func: the loop traces
         return None
-    if impl == "triton":
-        from . import fused  # imports triton: only when asked for
+    if impl == "triton" or (impl == "auto" and _triton_suits(x.device)):
+        from . import fused  # imports triton: only when asked for or on a GPU
 
         return fused.rhn_layer
     return fast.rhn_layer  # same result as the loop, see rhn/fast.py
+
+
+def _triton_suits(device: torch.device) -> bool:
+    """Whether ``impl="auto"`` runs the Triton kernels on ``device``.
+
+    On a CUDA GPU of compute capability 8.0 or newer with Triton installed:
+    there the whole-sequence kernels launch twice per layer where the fast
+    path launches thousands of small kernels (see :mod:`rhn.fused`).
+    """
+    return (
+        device.type == "cuda"
+        and _fused_available()
+        and devices.triton_problem(device) is None
+    )
 
 
 class DTRNNCell(MicroLayerParameters):

@@ -21,18 +21,28 @@ from rhn import cells, fast
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_auto_picks_the_fast_path_until_triton_has_run_on_a_gpu():
+def test_auto_picks_triton_on_a_capable_gpu_and_the_fast_path_elsewhere(monkeypatch):
     cpu = torch.zeros(1)
     cuda = SimpleNamespace(device=torch.device("cuda"))  # no GPU needed
+    has_triton = cells.importlib.util.find_spec("triton") is not None
     assert cells._select_run_layer("auto", cpu) is fast.rhn_layer
-    assert cells._select_run_layer("auto", cuda) is fast.rhn_layer
     assert cells._select_run_layer("fast", cuda) is fast.rhn_layer
     assert cells._select_run_layer("loop", cuda) is None
-    if cells.importlib.util.find_spec("triton") is not None:
+    for cap, want_triton in (((9, 0), True), ((8, 0), True), ((7, 5), False)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d, c=cap: c)
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "a stand-in GPU")
+        monkeypatch.setattr(cells, "_fused_available", lambda: True)
+        picked = cells._select_run_layer("auto", cuda)
+        if want_triton:
+            assert picked is not fast.rhn_layer and picked.__module__ == "rhn.fused"
+        else:  # a T4 (sm_75): Triton is not supported there
+            assert picked is fast.rhn_layer
+        monkeypatch.setattr(cells, "_fused_available", lambda: False)
+        assert cells._select_run_layer("auto", cuda) is fast.rhn_layer
+    if has_triton:
         from rhn import fused
 
         assert cells._select_run_layer("triton", cpu) is fused.rhn_layer
-        assert cells._select_run_layer("triton", cuda) is fused.rhn_layer
     assert rhn.RHN(2, 3, 1).impl == "auto"
     assert "impl" not in repr(rhn.RHN(2, 3, 1))
 
@@ -71,7 +81,7 @@ def test_kernels_in_the_interpreter():
 
 
 def _signature(names, pointers, constexprs):
-    """A Triton signature: pointer args typed, ``n``/``H``/``base_row`` i32."""
+    """A Triton signature: pointer args typed, the sizes (T, B, D) i32."""
     sig = {}
     for name in names:
         if name in constexprs:
@@ -83,61 +93,112 @@ def _signature(names, pointers, constexprs):
     return sig
 
 
-# (sm, products' dtype, state's dtype): autocast (bf16/fp16 products, fp32
-# state), full precision, float64 (chapter 11's check), and 16-bit models
-# (their state in bf16/fp16: computed in float32 and cast on store), for the
-# T4 (sm_75, which rhn refuses, see rhn.devices, but the code compiles), the
-# A100 (sm_80) and the H100 (sm_90)
-COMPILE_CASES = [
-    (80, "bf16", "fp32"),
-    (80, "fp32", "fp32"),
-    (80, "fp64", "fp64"),
-    (90, "fp16", "fp32"),
-    *[(sm, w, w) for sm in (75, 80, 90) for w in ("bf16", "fp16")],
-]
+# The shared memory a program may use (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+SHARED_LIMIT = {80: 166_912, 90: 232_448}
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+          torch.float64: "fp64"}  # fmt: skip
 
 
-@pytest.mark.parametrize(("sm", "low", "work"), COMPILE_CASES)
-def test_kernels_compile_for_a_gpu_without_one(monkeypatch, tmp_path, sm, low, work):
-    # The interpreter checks what the kernels compute; this checks that the
-    # compiler accepts them: Triton compiles to a cubin for a GPU of that
-    # architecture with its bundled ptxas, no GPU or driver needed.
-    pytest.importorskip("triton")
+def _compile(kernel_name, sm, hidden, gates, mm, work, keep=True):
+    """Compile one kernel as rhn.fused launches it, for GPU ``sm`` (no GPU needed).
+
+    Pointers carry the 16-byte alignment that the runtime specialises on
+    (every torch allocation has it), as at a real launch.
+    """
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     from rhn import fused
 
+    cfg = fused.config_for(hidden, gates, mm)
+    args = fused._launch_args(cfg, mm, work)
+    options = {"num_warps": args.pop("num_warps"), "num_stages": args.pop("num_stages")}
+    args |= {"PREC": "tf32" if mm == torch.float32 else "ieee", "EMULATE": False}
+    kernel = getattr(fused, kernel_name)
+    if kernel_name == "_forward_kernel":
+        ptrs = {"x_ptr": mm, "w_ptr": mm} | {
+            n: work for n in ("s0_ptr", "mask_ptr", "b_ptr", "s_ptr", "y_ptr")
+        }
+        args["KEEP"] = keep
+    else:
+        ptrs = {"w_ptr": mm, "z_ptr": mm} | {
+            n: work
+            for n in ("go_ptr", "gf_ptr", "mask_ptr", "s_ptr", "y_ptr", "gs0_ptr")
+        }
+    constexprs = args | {"G": gates, "H": cfg.block_hidden, "COUPLED": gates == 2}
+    constexprs["HAS_MASK"] = True
+    sig = _signature(
+        kernel.arg_names, {k: DTYPES[v] for k, v in ptrs.items()}, constexprs
+    )
+    attrs = {
+        (i,): [["tt.divisibility", 16]]
+        for i, name in enumerate(kernel.arg_names)
+        if name in ptrs
+    }
+    src = ASTSource(fn=kernel, signature=sig, constexprs=constexprs, attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", sm, 32), options=options)
+
+
+# (sm, H, gates, products' dtype, state's dtype): the largest tiles that
+# config_for picks for each products' dtype (H = 256 and 512, three gates),
+# on the A100's smaller shared memory, and the autocast and float64 cases
+COMPILE_CASES = [
+    (80, h, g, mm, wk)
+    for h in (256, 512)
+    for g in (2, 3)
+    for mm, wk in ((torch.bfloat16, torch.float32), (torch.float32, torch.float32),
+                   (torch.float64, torch.float64))
+] + [(90, 256, 2, torch.bfloat16, torch.float32), (90, 48, 3, torch.float16,
+                                                    torch.float16)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sm", "hidden", "gates", "mm", "work"), COMPILE_CASES)
+def test_kernels_compile_within_the_gpus_shared_memory(
+    monkeypatch, tmp_path, sm, hidden, gates, mm, work
+):
+    # The interpreter checks what the kernels compute; this checks that the
+    # compiler accepts every tile configuration rhn.fused can pick, that it
+    # fits the shared memory of that GPU, and that the products stream R_k
+    # with 16-byte loads (a scalar load per element was three times slower
+    # on an H100)
+    pytest.importorskip("triton")
+    from rhn import fused
+
     if fused.interpreted():
         pytest.skip("this process runs Triton's interpreter")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")  # the default, stated
-    # work: the state's dtype (fp64 for a float64 model, as chapter 11's
-    # Triton check runs on a GPU); low: the products' dtype
-    cases = [
-        (
-            fused._micro_forward_kernel,
-            {"p_ptr": low, "base_ptr": low, "s_in_ptr": low, "s_ptr": work}
-            | {"mask_ptr": work, "s_out_ptr": work, "y_ptr": work},
-            {"G": 3, "COUPLED": False, "HAS_MASK": True, "SAVE": True, "BLOCK": 1024},
-        ),
-        (
-            fused._micro_backward_kernel,
-            {"back_ptr": low, "z_ptr": low, "gc_ptr": work, "go_ptr": work}
-            | {"mask_ptr": work, "y_ptr": work, "s_ptr": work},
-            {"G": 2, "COUPLED": True, "HAS_BACK": True, "HAS_GO": True}
-            | {"HAS_MASK": True, "BLOCK": 1024},
-        ),
-    ]
-    for kernel, pointers, constexprs in cases:
-        sig = _signature(kernel.arg_names, pointers, constexprs)
-        src = ASTSource(fn=kernel, signature=sig, constexprs=constexprs)
-        compiled = triton.compile(src, target=GPUTarget("cuda", sm, 32))
+    for name in ("_forward_kernel", "_backward_kernel"):
+        compiled = _compile(name, sm, hidden, gates, mm, work)
         ptx = compiled.asm["ptx"]
         assert compiled.asm["cubin"] and f".target sm_{sm}" in ptx
-        # 16-bit values are only converted: all arithmetic is float32 or wider
-        arithmetic = re.findall(
-            r"^\s*(?:add|sub|mul|fma|neg|ex2|rcp|div)\S*", ptx, re.M
+        assert compiled.metadata.shared <= SHARED_LIMIT[sm], (name, compiled.metadata)
+        wide = re.findall(
+            r"cp\.async\.cg\.shared\.global|ld\.global\S*\.(?:v4|v2\.b64)", ptx
         )
-        assert arithmetic and not [op for op in arithmetic if "f16" in op], kernel
+        scalar_16 = re.findall(r"ld\.global\.b16", ptx)
+        assert wide and not scalar_16, name
+        if work in (torch.float16, torch.bfloat16):
+            # 16-bit values are only converted: all sums are float32 or wider.
+            # (A product of two 16-bit numbers is exact in float32, so the
+            # compiler may multiply s m in 16 bits when its result is rounded
+            # to 16 bits anyway, for the next product: the same number.)
+            arithmetic = re.findall(
+                r"^\s*(?:add|sub|fma|neg|ex2|rcp|div)\S*", ptx, re.M
+            )
+            assert arithmetic and not [op for op in arithmetic if "f16" in op]
+
+
+def test_inference_kernel_compiles(monkeypatch, tmp_path):
+    pytest.importorskip("triton")
+    from rhn import fused
+
+    if fused.interpreted():
+        pytest.skip("this process runs Triton's interpreter")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    compiled = _compile(
+        "_forward_kernel", 80, 256, 2, torch.bfloat16, torch.float32, keep=False
+    )
+    assert compiled.metadata.shared <= SHARED_LIMIT[80]

@@ -142,14 +142,9 @@ def test_continuation_double_backward_and_empty_batch():
     assert all(not g.any() for g in grads)
 
 
-@pytest.mark.parametrize("coupled", [True, False])
-def test_several_programs_and_a_partial_block(coupled):
-    # B * H = 1050 > BLOCK = 1024: two programs, the second one mostly masked
-    # off, and rows of H = 350 that straddle the block boundary; the small
-    # tests above fit in one program and would not see a wrong offset.
-    torch.manual_seed(4)
-    G, H, D, T, B = (2 if coupled else 3), 350, 2, 2, 3
-    assert B * H > fused.BLOCK
+def float64_layer(coupled, T, B, H, D, masked, seed=4):
+    torch.manual_seed(seed)
+    G = 2 if coupled else 3
     dt = {"dtype": torch.float64}
     x_proj = torch.randn(T, B, G * H, **dt, requires_grad=True)
     s0 = torch.randn(B, H, **dt, requires_grad=True)
@@ -157,15 +152,85 @@ def test_several_programs_and_a_partial_block(coupled):
         torch.randn(G * H, H, **dt).mul(H**-0.5).requires_grad_() for _ in range(D)
     ]
     biases = [torch.randn(G * H, **dt, requires_grad=True) for _ in range(D - 1)]
-    mask = torch.randint(0, 2, (B, H)).to(torch.float64) * 2.0
-    args, inputs = (x_proj, s0, weights, biases), [x_proj, s0, *weights, *biases]
+    mask = torch.randint(0, 2, (B, H)).to(torch.float64) * 2.0 if masked else None
+    return (x_proj, s0, weights, biases), mask
+
+
+# (coupled, T, B, H, D, masked): batch sizes that leave the last program of
+# 16 rows partly empty (17, 33) or nearly empty (1); hidden sizes padded to the
+# next power of two (20 -> 32, 70 -> 128, with several K-tiles per product);
+# one to five micro-layers; both gates; with and without a dropout mask
+SIZES = [
+    (True, 3, 17, 20, 1, False),
+    (False, 3, 17, 20, 2, True),
+    (True, 2, 33, 70, 3, True),
+    (False, 2, 1, 70, 4, False),
+    (True, 2, 5, 16, 5, True),
+    (False, 4, 2, 3, 5, True),
+]
+
+
+@pytest.mark.parametrize(("coupled", "T", "B", "H", "D", "masked"), SIZES)
+def test_whole_sequence_kernels_match_the_loop_in_float64(coupled, T, B, H, D, masked):
+    # outputs, final state and every gradient of the whole-sequence kernels
+    # against the differentiable reference, to 1e-10: a wrong row, column,
+    # tile, step or micro-layer offset would show here
+    args, mask = float64_layer(coupled, T, B, H, D, masked)
+    inputs = [args[0], args[1], *args[2], *args[3]]
     results = []
     for layer in (fused.rhn_layer, fast.reference_layer):
         out, final = layer(*args, coupled=coupled, state_mask=mask)
-        loss = out.pow(2).sum() + final.sum()
+        loss = out.pow(2).sum() + (final * torch.linspace(-1, 1, H)).sum()
         results.append([out, final, *torch.autograd.grad(loss, inputs)])
     for a, b in zip(*results, strict=True):
         torch.testing.assert_close(a, b, **TOL64)
+    with torch.no_grad():  # inference: one scratch slab, no saved buffers
+        out, final = fused.rhn_layer(*args, coupled=coupled, state_mask=mask)
+    torch.testing.assert_close(out, results[1][0], **TOL64)
+    torch.testing.assert_close(final, results[1][1], **TOL64)
+
+
+def test_padding_is_exact_and_undone():
+    # H = 20 runs at 32: the padded units stay zero and the gradients of the
+    # real ones are those of the unpadded layer (checked above); here the
+    # node's saved state is padded and its visible results are not
+    assert [fused.padded_size(h) for h in (1, 16, 17, 20, 64, 65, 256)] == [
+        16, 16, 32, 32, 64, 128, 256,
+    ]  # fmt: skip
+    args, mask = float64_layer(True, 3, 2, 20, 2, True)
+    out, final = fused.TritonLayerFunction.apply(
+        args[0], args[1], mask, True, None, *args[2], *args[3]
+    )
+    assert out.shape == (3, 2, 20) and final.shape == (2, 20)
+    S = out.grad_fn.saved_tensors[-2]
+    # (S[k][T] for k > 0, the state entering a micro-layer of a step that
+    # does not exist, is never written)
+    assert S.shape == (2, 4, 2, 32)
+    assert not S[0, :, :, 20:].any() and not S[1:, :3, :, 20:].any()
+    assert S[0, :, :, :20].all()
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+def test_bfloat16_products_are_emulated_like_a_tensor_core(coupled):
+    # under bfloat16 autocast the kernels multiply bfloat16 operands with
+    # float32 sums (in the interpreter: operands rounded, then float32 dots);
+    # the result sits within a few bfloat16 rounding units of the float64 loop,
+    # and much closer to the fast path, which rounds at the same places
+    loop, tri = pair(input_size=3, hidden_size=20, depth=3, coupled=coupled)
+    x = torch.randn(7, 17, 3, requires_grad=True)
+    s0 = torch.randn(1, 17, 20, requires_grad=True)
+    fast_net = rhn.RHN(impl="fast", input_size=3, hidden_size=20, depth=3,
+                       coupled=coupled)  # fmt: skip
+    fast_net.load_state_dict(tri.state_dict())
+    want = run(loop.double(), x.detach().double().requires_grad_(),
+               s0.detach().double().requires_grad_())  # fmt: skip
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, near = run(tri, x, s0), run(fast_net, x, s0)
+    eps = torch.finfo(torch.bfloat16).eps
+    for a, b, c in zip(got, want, near, strict=True):
+        assert a.dtype == torch.float32
+        assert rel_err(a, b) < 4 * eps
+        assert rel_err(a, c) < eps
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
