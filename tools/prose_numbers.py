@@ -296,6 +296,8 @@ def _chunk_numbers(text: str, in_math: bool):
         before = text[: m.start()]
         after = text[m.end() :]
         if not in_math:
+            if before.endswith("(") and after.startswith(")"):
+                continue  # (13): an equation's number
             if STRUCTURAL.search(before.rstrip(" ~(")):
                 continue
             # a list of names: "chapters 6-8", "eqs. 10-15", "pp. 749-754"
@@ -339,6 +341,10 @@ def misses(path: Path) -> list[Miss]:
                     continue
                 sentence = _clean_inline(raw)
                 for text, value, decimals, percent in _numbers(sentence):
+                    # "10^15 times smaller" is checked as "< 1e-15 * last"
+                    tenth = m_is_power_of_ten(text)
+                    if tenth and _matches(1 / value, 0, checked):
+                        continue
                     if _matches(value, decimals, checked) or (
                         percent and _matches(value / 100, decimals + 2, checked)
                     ):
@@ -347,6 +353,11 @@ def misses(path: Path) -> list[Miss]:
                         continue
                     found.append(Miss(path.name, text, " ".join(raw.split())[:200]))
     return found
+
+
+def m_is_power_of_ten(text: str) -> bool:
+    """Whether a stated number is a bare power of ten (10^{-8}, 1e-5)."""
+    return bool(re.fullmatch(r"10\s*\^\s*\{?[-−]?\d+\}?|1e[-−+]?\d+", text.strip()))
 
 
 def pages() -> list[Path]:
