@@ -56,7 +56,7 @@ EXEMPT = {"11_making_it_fast.ipynb"}
 # a word just before a number that makes the number a name, not a quantity
 STRUCTURAL_WORDS = (
     r"chapters?|ch\.|sections?|sec\.|§|eqs?\.|equations?|figures?|figs?\.|tables?"
-    r"|exercises?|pages?|pp?\.|steps?|seeds?|layers?|parts?|items?|rows?|columns?"
+    r"|exercises?|pages?|pp?\.|steps?|lags?|seeds?|layers?|parts?|items?|rows?|columns?"
     r"|lines?|appendix|version|torch|python|numpy|node\.?js|chromium|PEP|cell"
     r"|micro-layers?|block|issue|round|no\.|number|audio|Riemenschneider"
 )
@@ -158,7 +158,8 @@ def _prose_blocks(markdown: str) -> list[str]:
             # option lines go
             if not info.startswith("{") or re.match(
                 r"\{(code|code-block|code-cell|literalinclude|math|raw|"
-                r"glue|bibliography)", info
+                r"glue|bibliography)",
+                info,
             ):
                 if not (m.group(1).startswith(":") and not info):
                     fence = m.group(1)
@@ -210,8 +211,11 @@ def _sentences(block: str) -> list[str]:
         return [block]
     text = " ".join(block.split())
     # split after . ! ? followed by a space and a capital, not after "e.g." etc.
-    parts = re.split(r"(?<!e\.g)(?<!i\.e)(?<!\bet al)(?<!\bvs)(?<!\bcf)"
-                     r"(?<=[.!?])\s+(?=[A-Z(*$])", text)
+    parts = re.split(
+        r"(?<!e\.g)(?<!i\.e)(?<!\bet al)(?<!\bvs)(?<!\bcf)"
+        r"(?<=[.!?])\s+(?=[A-Z(*$])",
+        text,
+    )
     return [p for p in parts if p.strip()]
 
 
@@ -244,9 +248,11 @@ def _matches(value: float, decimals: int, literals: list[float]) -> bool:
         if math.isclose(lit, value, rel_tol=1e-9):
             return True
         # the prose rounds: 0.58 stands for a literal that rounds to it
-        if decimals and round(lit, decimals) == round(value, decimals) and abs(
-            lit - value
-        ) <= 0.5 * 10.0**-decimals:
+        if (
+            decimals
+            and round(lit, decimals) == round(value, decimals)
+            and abs(lit - value) <= 0.5 * 10.0**-decimals
+        ):
             return True
         if value < 1e-2 or value > 1e4:  # 4e-5 vs 3.6e-5: same order, 2 digits
             if math.isclose(lit, value, rel_tol=0.05):
@@ -314,8 +320,10 @@ def _chunk_numbers(text: str, in_math: bool):
         if not m.group("pow") and not m.group("e") and "." not in m.group("mant"):
             if value <= 10:
                 continue
-            if 1600 <= value <= 2099 and not percent and not re.match(
-                r"\s*(?:Hz|kB|steps|parameters|units)", after
+            if (
+                1600 <= value <= 2099
+                and not percent
+                and not re.match(r"\s*(?:Hz|kB|steps|parameters|units)", after)
             ):
                 continue
         yield m.group(0).strip(), value, decimals, percent
@@ -361,7 +369,10 @@ def m_is_power_of_ten(text: str) -> bool:
 
 
 def pages() -> list[Path]:
-    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb")) + [BOOK / "notation.md", BOOK / "index.md"]
+    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb")) + [
+        BOOK / "notation.md",
+        BOOK / "index.md",
+    ]
 
 
 def main(argv: list[str]) -> int:
