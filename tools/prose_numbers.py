@@ -316,7 +316,8 @@ def _chunk_numbers(text: str, in_math: bool):
         if m.group("pow") and not re.match(r"10\s*\^", m.group(0).strip()):
             continue  # 2^{100}, 0.88^{1000}: a formula, not a number stated
         value, decimals = _value(m)
-        percent = bool(re.match(r"\s*\\?%", after))
+        # "97 %", and "21 to 26 %": the first number of a range is a percentage too
+        percent = bool(re.match(r"\s*(?:(?:to|and|or|-|–)\s*[\d.]+\s*)?\\?%", after))
         if not m.group("pow") and not m.group("e") and "." not in m.group("mant"):
             if value <= 10:
                 continue
