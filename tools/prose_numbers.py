@@ -12,19 +12,26 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
     that runs. Hidden checks (``remove-cell``) and folded solutions
     (``hide-cell``) are both check cells. A number stated to a few digits
     matches a literal that rounds to it (``0.58`` matches ``0.58``, ``0.580``;
-    ``10^{-8}`` matches ``1e-8``); the sign is ignored (prose writes
-    ``−3`` with a minus sign that can read as a dash);
-(b) **quoted**: the sentence (or the table, or the list item) carries a
-    citation, a ``{cite}``/``{cite:t}``/``{cite:p}`` role;
+    ``10^{-8}`` matches ``1e-8``; below 0.01 or above 10^4 a literal within
+    5 % matches); a percentage also matches its fraction (``61 %`` and
+    ``0.61``); "``10^{15}`` times smaller" matches ``1e-15``; the sign is
+    ignored (prose writes ``−3`` with a minus sign that can read as a dash).
+    A stated "about X" is asserted by writing X in the check
+    (``round(v, 2) == 0.03``, ``abs(v - 4e-5) < 0.5e-5``);
+(b) **quoted**: the sentence (or the list item) carries a citation, a
+    ``{cite}``/``{cite:t}``/``{cite:p}`` role; a Markdown table is quoted
+    when it, or the sentence just before it, cites;
 (c) **structural**: a chapter, section, equation, figure, table, exercise,
-    page, step, seed, layer or part number (the word before it says so), a
-    year (1900-2099), a small integer (0 to 10: counts and formula
-    constants, "two", "D = 2", "layer 1"), a number inside inline code, a
-    role's target, a link or a label, or a number inside display maths
-    (formulas, whose constants are the derivation; results belong in
-    sentences);
-(d) **named in code**: an integer setting that the chapter's code (any code
-    cell) writes as a literal, such as ``T = 100`` or ``H = 48``.
+    page, step, lag, seed, layer, audio or part number (the word before it
+    says so; ``(13)`` is an equation), a year (1600-2099), a small integer
+    (0 to 10: counts and formula constants, "two", "D = 2", "layer 1"), a
+    number inside inline code, a role's target, a link or a label, a number
+    inside display maths (formulas, whose constants are the derivation), and
+    in inline maths every number but those the formula equates: in
+    ``$1/12 \approx 0.083$`` only 0.083 is stated, and a power of a base
+    other than 10 (``$0.88^{1000}$``) is a formula;
+(d) **named in code**: a setting that any code cell of the chapter writes as
+    a literal, such as ``T = 100``, ``H = 48`` or ``lr = 3e-3``.
 
 Anything else fails, with the chapter, the sentence and the number. Run::
 
