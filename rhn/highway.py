@@ -39,8 +39,9 @@ class Highway(nn.Module):
         size: number of features, the same in and out.
         activation: ``"relu"`` (default), ``"tanh"``, ``"identity"`` or a
             callable applied element-wise to the candidate.
-        transform_bias: initial value of :math:`b_T` (default ``-2.0``,
-            :data:`rhn.defaults.HIGHWAY_TRANSFORM_BIAS`), negative so the layer
+        transform_bias: initial value of :math:`b_T` (default ``-3.0``,
+            :data:`rhn.defaults.HIGHWAY_TRANSFORM_BIAS`, the package's one
+            transform-bias default, as for :class:`rhn.RHN`), negative so the layer
             starts by mostly carrying its input through; deeper networks want
             more negative values. The same name as in :class:`rhn.RHN`.
         gate_bias: the former name of ``transform_bias``; still accepted, with

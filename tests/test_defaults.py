@@ -96,5 +96,6 @@ def test_highway_transform_bias_and_the_deprecated_gate_bias():
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="gate_bias"):
         rhn.Highway(5, gate_bias=float("nan"))
     default = rhn.Highway(5)
-    assert default.transform_bias == defaults.HIGHWAY_TRANSFORM_BIAS == -2.0
+    assert default.transform_bias == defaults.HIGHWAY_TRANSFORM_BIAS == -3.0
+    assert defaults.HIGHWAY_TRANSFORM_BIAS == defaults.TRANSFORM_BIAS
     assert rhn.cells.Highway is rhn.Highway

@@ -172,13 +172,14 @@ def rnn_discs_widget(
 def rhn_jacobian_widget(
     *, hidden_size: int = 12, seed: int = 0, max_depth: int = 5, view: float = 2.2
 ) -> InteractiveFigure:
-    r"""Chapter 7: RHN Jacobian discs under bias, weight factor, depth and carry gate.
+    r"""Chapter 7: RHN Jacobian discs under bias, weight scale, depth and carry gate.
 
     The browser redoes :func:`rhn.widgets.example_rhn_jacobian` for any
-    transform-gate bias in [-10, 10], factor on the recurrent weights in
-    [0.25, 3] (1: the package's :math:`U(\pm 1/\sqrt{H})` initialisation; not
-    the weight scale :math:`g` of the notation page, for which factor 1 is
-    :math:`g = 1/\sqrt{3}`), depth 1 to ``max_depth`` and either carry gate.
+    transform-gate bias in [-10, 10], weight scale :math:`g` of the notation
+    page in :math:`[0.25, 3]/\sqrt{3}` (the slider, labelled
+    :math:`g\sqrt{3}`, multiplies the package's :math:`U(\pm 1/\sqrt{H})`
+    initialisation, :math:`g = 1/\sqrt{3}`), depth 1 to ``max_depth`` and
+    either carry gate.
 
     Args:
         hidden_size: ``H`` (default 12).
@@ -196,7 +197,7 @@ def rhn_jacobian_widget(
         view=view,
         controls=[
             _slider("transform_bias", "transform-gate bias b_T", -10.0, 10.0),
-            _slider("scale", "weight factor (1 = init)", 0.25, 3.0),
+            _slider("scale", "weight scale g·√3 (1 = init)", 0.25, 3.0),
             _slider("depth", "depth D", 1, max_depth, integer=True),
             _toggle("coupled", "carry gate", [("coupled", True), ("uncoupled", False)]),
         ],

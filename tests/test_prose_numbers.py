@@ -1,0 +1,123 @@
+"""Every number a chapter's prose states is asserted, cited or structural.
+
+``tools/prose_numbers.py`` holds the rules (its docstring states the
+convention); this test runs it on every page of the book and shows, on
+planted pages, that it catches an unasserted number and accepts the three
+ways a number may stand.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_SPEC = importlib.util.spec_from_file_location(
+    "prose_numbers", ROOT / "tools" / "prose_numbers.py"
+)
+prose_numbers = importlib.util.module_from_spec(_SPEC)
+sys.modules["prose_numbers"] = prose_numbers  # dataclasses look their module up
+_SPEC.loader.exec_module(prose_numbers)
+
+PAGES = prose_numbers.pages()
+
+
+def test_the_only_exemption_is_chapter_11():
+    # TODO(lead): remove chapter 11's exemption with its rewrite
+    assert prose_numbers.EXEMPT == {"11_making_it_fast.ipynb"}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_every_number_in_prose_is_asserted_cited_or_structural(path: Path):
+    if path.name in prose_numbers.EXEMPT:
+        pytest.skip("TODO(lead): chapter 11 is being rewritten")
+    missed = prose_numbers.misses(path)
+    assert not missed, (
+        f"{path.name}: numbers in prose that no check cell asserts, no citation "
+        "in the sentence quotes and no rule calls structural (assert each in a "
+        "check cell, or cite its source in the same sentence):\n"
+        + "\n".join(str(m) for m in missed)
+    )
+
+
+def _notebook(tmp_path: Path, markdown: list[str], code: list[str]) -> Path:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": m} for m in markdown]
+    cells += [
+        {
+            "cell_type": "code",
+            "metadata": {"tags": ["remove-cell"]},
+            "source": c,
+            "outputs": [],
+            "execution_count": None,
+        }
+        for c in code
+    ]
+    path = tmp_path / "99_planted.ipynb"
+    path.write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    return path
+
+
+def test_a_planted_unasserted_number_fails(tmp_path):
+    path = _notebook(
+        tmp_path,
+        ["The loss falls to 0.0137 after training."],
+        ["assert loss < 0.02"],
+    )
+    missed = prose_numbers.misses(path)
+    assert [m.number for m in missed] == ["0.0137"]
+    assert prose_numbers.main([str(path)]) == 1
+
+
+def test_a_planted_number_in_a_real_chapter_fails(tmp_path):
+    chapter = ROOT / "book" / "03_bptt.ipynb"
+    nb = json.loads(chapter.read_text())
+    nb["cells"].append(
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["The measured rate is 0.8123 per step."],
+        }
+    )
+    planted = tmp_path / chapter.name
+    planted.write_text(json.dumps(nb))
+    assert prose_numbers.misses(chapter) == []
+    assert [m.number for m in prose_numbers.misses(planted)] == ["0.8123"]
+
+
+def test_what_passes(tmp_path):
+    path = _notebook(
+        tmp_path,
+        [
+            # asserted, also when rounded, as a percentage or as a power of ten
+            "The loss is about 0.58, 61 % of the runs train, and the gradient "
+            "is $10^{-8}$ smaller and more than $10^{15}$ times smaller.",
+            # quoted: a citation in the same sentence
+            "The paper reports 65.4 on the test set {cite:p}`zilly2017recurrent`.",
+            # structural: names, years, small counts, inline code, formulas
+            "Chapter 12, equation (13), step 250 and seed 12 of 1997; two of "
+            "5 seeds; `H = 4096`; $0.88^{1000}$ is a formula.",
+            # a setting named in code
+            "We train for 1200 steps.",
+        ],
+        [
+            "assert abs(loss - 0.5812) < 0.01 and round(share, 2) == 0.61\n"
+            "assert ratio < 1e-8 and first < 1e-15 * last",
+            "STEPS = 1200",
+        ],
+    )
+    assert prose_numbers.misses(path) == []
+
+
+def test_a_number_in_a_comment_or_string_does_not_count(tmp_path):
+    path = _notebook(
+        tmp_path,
+        ["The loss is 0.4321."],
+        ['assert loss < 1  # 0.4321\nprint("0.4321")'],
+    )
+    assert [m.number for m in prose_numbers.misses(path)] == ["0.4321"]
