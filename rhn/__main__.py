@@ -95,9 +95,10 @@ def train_parser() -> argparse.ArgumentParser:
         default="adding",
         metavar="TASK",
         help=f"the task: one of {', '.join(sorted(TASKS))}, or your own as "
-        "module:function, a function returning an rhn.tasks.Task (imported from "
-        "the current directory or the installed packages; see rhn.owntasks) "
-        "(default: adding)",
+        "module:function: imports the module (from the current directory or the "
+        "installed packages, running its top-level code) and calls the named "
+        "function, which must be a Python function taking no arguments and "
+        "returning an rhn.tasks.Task (see rhn.owntasks) (default: adding)",
     )
     option(
         "--seq-len",
@@ -338,7 +339,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     }
     # a data set (chorales): the validation loss that chose the weights
     summary.update({k: m[k] for k in ("valid_loss", "best_step") if k in m})
-    summary["ratio_to_baseline"] = m["test_loss"] / m["baseline"]
+    ratio = None  # no ratio to a baseline of 0 (constant targets)
+    if m["test_loss"] is not None and m["baseline"]:
+        ratio = m["test_loss"] / m["baseline"]
+    summary["ratio_to_baseline"] = ratio
     print(json.dumps(summary, indent=1))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
     if m["diverged"]:

@@ -6,10 +6,10 @@ folder back, two sweeps into one file, names and paths too long, a full disk,
 restarted container, own tasks that misbehave, and non-finite records.
 """
 
-import dataclasses
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,9 +18,11 @@ import warnings
 import pytest
 import torch
 
-from rhn import _io, experiments
+from rhn import experiments
 from rhn.__main__ import main
 from rhn.experiments import sweep
+from rhn.owntasks import tensor_task
+from rhn.tasks import Task
 from rhn.train import TrainConfig, load_checkpoint, records, train
 
 TINY = {
@@ -202,3 +204,209 @@ def test_a_lock_of_a_reused_pid_is_stale_so_a_restarted_container_resumes(tmp_pa
     _stale_lock(lock_file, pid=os.getpid(), boot_id="another-boot")
     with pytest.warns(UserWarning, match="stale lock"):
         records.FolderLock(tmp_path).acquire().release()
+
+
+# --- own tasks: silent wrong results ----------------------------------------------
+
+
+def sine_task(name="sine", shape=lambda y: y, scale=1.0, baseline=0.5):
+    def generate(
+        num_samples,
+        seq_len,
+        *,
+        seed=0,
+        generator=None,
+        device=None,
+        dtype=torch.float32,
+        **_,
+    ):
+        g = generator if generator is not None else torch.Generator().manual_seed(seed)
+        x = torch.randn(seq_len, num_samples, 1, generator=g)
+        return x.to(device, dtype), shape(scale * x[-1, :, 0]).to(device, dtype)
+
+    return Task(
+        name=name,
+        generate=generate,
+        input_size=1,
+        output_size=1,
+        loss="mse",
+        readout="last",
+        baseline=lambda seq_len: baseline,
+    )
+
+
+def own(task, **overrides):
+    return TrainConfig(task=task, **{**TINY, **overrides})
+
+
+def test_own_targets_that_would_broadcast_in_the_loss_are_refused():
+    task = sine_task(shape=lambda y: y[:, None])  # (B, 1) instead of (B,)
+    with pytest.raises(
+        ValueError, match=r"targets have shape \(16, 1\), expected \(16,\)"
+    ):
+        train(own(task, steps=2))
+
+
+@pytest.mark.parametrize(
+    "make_other",
+    [
+        lambda: sine_task(scale=3.0),  # a generated task: same name, other numbers
+        None,  # a tensor data set: same default name "tensors", other data
+    ],
+)
+def test_a_resume_on_other_data_of_the_same_name_is_refused(tmp_path, make_other):
+    if make_other is None:
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(6, 40, 1, generator=g)
+        task, other = tensor_task(x, x[-1, :, 0]), tensor_task(x, 2 * x[-1, :, 0])
+        assert task.name == other.name == "tensors"
+    else:
+        task, other = sine_task(), make_other()
+    out = tmp_path / "run"
+    train(own(task, steps=2, out=str(out)))
+    with pytest.raises(ValueError, match="task_fingerprint.*other data"):
+        train(own(other, steps=4, out=str(out)), resume=out)
+    # the same data resumes, and the record keeps its fingerprint
+    assert train(own(task, steps=4, out=str(out)), resume=out).metrics["steps"] == 4
+    config = json.loads((out / "metrics.json").read_text())["config"]
+    assert config["task_fingerprint"] == own(task).to_dict()["task_fingerprint"]
+
+
+def test_a_resumed_sweep_records_the_torch_that_trained_each_run(tmp_path, monkeypatch):
+    out = tmp_path / "s.json"
+    real = experiments.train
+    calls = []
+
+    def stop_at_second(config, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(experiments, "train", stop_at_second)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(tiny(steps=2), {}, [0, 1], out=out)
+    monkeypatch.setattr(experiments, "train", real)
+    monkeypatch.setattr(torch, "__version__", "9.9.9")  # upgraded in between
+    record = sweep(tiny(steps=2), {}, [0, 1], out=out, resume=True)
+    versions = [run["environment"]["torch_version"] for run in record["runs"]]
+    assert versions[0] != "9.9.9" and versions[1] == "9.9.9"
+
+
+def strict_load(path):
+    def refuse(word):
+        raise ValueError(f"not strict JSON: {word}")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_non_finite_numbers_are_written_as_null_with_the_reason(tmp_path, monkeypatch):
+    from rhn.train import run as run_module
+
+    monkeypatch.setattr(
+        run_module, "evaluate", lambda *a, **k: {"test_loss": float("inf")}
+    )
+    out = tmp_path / "run"
+    result = train(tiny(steps=2, out=str(out)))
+    assert result.metrics["test_loss"] == float("inf")  # in Python, as computed
+    record = strict_load(out / "metrics.json")
+    assert record["test_loss"] is None and record["diverged"] is True
+    assert record["non_finite"]["test_loss"] == "inf"
+    assert record["non_finite"]["history.test_loss[0]"] == "inf"
+    sweep(tiny(steps=2), {}, [0], out=tmp_path / "s.json")
+    runs = strict_load(tmp_path / "s.json")
+    assert runs["runs"][0]["metrics"]["test_loss"] is None
+    assert runs["non_finite"]["runs[0].metrics.test_loss"] == "inf"
+
+
+# --- --task runs only a function that returns a Task --------------------------------
+
+BAD_MODULES = {
+    "broken.py": "def make(:\n",
+    "raises.py": "def make():\n    raise RuntimeError('no data here')\n",
+    "exits.py": "import sys\nsys.exit(3)\n",
+    "notask.py": "def make():\n    return 42\n",
+    "needs.py": "def make(path):\n    return None\n",
+}
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("sys:exit", "expected a Python function returning an rhn.tasks.Task"),
+        ("os:fork", "expected a Python function"),
+        ("rhn.__main__:main", "expected a Python function"),
+        ("rhn._cli:one_line", "expected a Python function"),
+        ("collections:OrderedDict", "expected a Python function"),
+        ("broken:make", "syntax error"),
+        ("raises:make", "calling make\\(\\) raised RuntimeError: no data here"),
+        ("exits:make", "importing 'exits' raised SystemExit"),
+        ("notask:make", "to return an rhn.tasks.Task, got a int"),
+        ("needs:make", "needs path"),
+    ],
+)
+def test_task_runs_only_a_function_that_returns_a_task(
+    tmp_path, monkeypatch, capsys, spec, words
+):
+    for name, text in BAD_MODULES.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        code = main(["train", "--task", spec, *CLI_TINY, "--out", str(tmp_path / "r")])
+    finally:
+        for name in BAD_MODULES:
+            sys.modules.pop(name[:-3], None)
+    assert code == 2
+    err = one_error_line(capsys)
+    assert f"--task {spec}" in err
+    assert re.search(words, err), err
+    assert not (tmp_path / "r" / "checkpoint.pt").exists()
+
+
+def test_task_help_says_it_imports_and_calls_the_function(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "imports the module" in " ".join(capsys.readouterr().out.split())
+
+
+# --- one line, naming the option or the task ---------------------------------------
+
+
+def test_nan_targets_name_the_task_not_its_repr():
+    task = sine_task(shape=lambda y: y * float("nan"))
+    with pytest.raises(ValueError) as err:
+        train(own(task, steps=2))
+    assert "task 'sine'" in str(err.value) and "NaN or infinite targets" in str(
+        err.value
+    )
+    assert "Task(" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_constant_targets(capsys):
+    x = torch.randn(5, 30, 1)
+    with pytest.raises(
+        ValueError, match="targets must vary, got every target equal to 2"
+    ):
+        tensor_task(x, torch.full((30,), 2.0))
+    # a task of one's own whose baseline is 0: a run, no ZeroDivisionError
+    result = train(own(sine_task(baseline=0.0), steps=2))
+    assert result.metrics["diverged"] is False
+
+
+def test_the_progress_bar_names_an_own_task_by_its_name(capsys):
+    train(own(sine_task(), steps=2, progress=True))
+    err = capsys.readouterr().err
+    assert "rhn on sine" in err and "Task(" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--eval-samples", str(10**10)], "eval_samples must fit in memory"),
+        (["--weight-decay", "1e308"], "weight_decay must be at most"),
+    ],
+)
+def test_sizes_and_numbers_that_cannot_work_are_one_line(tmp_path, capsys, argv, words):
+    code = main(["train", *CLI_TINY, *argv, "--out", str(tmp_path / "r")])
+    assert code == 2
+    assert words in one_error_line(capsys)

@@ -147,11 +147,23 @@ def config_changes(
     """The fields whose values differ, ``"name: old -> new"``, neutral ones aside."""
     saved = _filled(saved)
     current = json.loads(json.dumps(current))  # compare as the files store them
-    return [
+    changes = [
         f"{k}: {saved.get(k)!r} -> {current[k]!r}"
         for k in sorted(current)
-        if k not in RESULT_NEUTRAL and k not in allow and saved.get(k) != current[k]
+        if k not in RESULT_NEUTRAL
+        and k not in allow
+        and k != "task_fingerprint"
+        and saved.get(k) != current[k]
     ]
+    # an own task's data (checked when both sides recorded it): the same name
+    # on other data would mix two data sets in one record
+    old_data, new_data = saved.get("task_fingerprint"), current.get("task_fingerprint")
+    if old_data and new_data and old_data != new_data:
+        changes.append(
+            f"task_fingerprint: {old_data!r} -> {new_data!r} (task "
+            f"{current.get('task')!r} has other data than the run's)"
+        )
+    return changes
 
 
 def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
@@ -299,10 +311,10 @@ class FolderLock:
                     self.held = True
                     return self
                 continue
-            pid, host = other.get("pid"), other.get("host")
+            pid, host, when = other.get("pid"), other.get("host"), other.get("started")
             raise ValueError(
                 f"{self.name}: {_io.short(self._what())!r} is in use by another "
-                f"{self.holder} (pid {pid} on host {host}, started {other.get('started')}); "
+                f"{self.holder} (pid {pid} on host {host}, started {when}); "
                 f"wait for it to finish, choose another {self.name}, or delete "
                 f"{_io.short(self.path)!r} if that process is gone"
             )

@@ -248,7 +248,7 @@ class _Run:
     def _check_cuda_graph(self) -> None:
         if self.task.loss == "frame_nll":  # the chorales
             raise ValueError(
-                f"cuda_graph=True cannot replay task {self.config.task!r}: its "
+                f"cuda_graph=True cannot replay task {self.task.name!r}: its "
                 "batches are padded to their longest sequence (shapes change every "
                 "step) and its loss counts frames on the CPU; set cuda_graph=False"
             )
@@ -326,9 +326,10 @@ class _Run:
         loss = task_loss(self.task, prediction, y)
         loss_value = loss.item()
         if not math.isfinite(loss_value):
+            self._check_batch(x, y)  # bad data is not a learning rate to lower
             raise FloatingPointError(
                 f"the training loss became {loss_value} at step {self.step} "
-                f"({config.model} on {config.task}, lr={config.lr}); lower the "
+                f"({config.model} on {self.task.name}, lr={config.lr}); lower the "
                 "learning rate or the gradient clip (--lr, --clip)"
             )
         self.optimizer.zero_grad(set_to_none=True)
@@ -342,6 +343,15 @@ class _Run:
         self.history["step"].append(self.step)
         self.history["train_loss"].append(loss_value)
         return loss_value
+
+    def _check_batch(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Raise a ``ValueError`` naming the task if its batch holds NaN or inf."""
+        for what, t in (("inputs", x), ("targets", y)):
+            if t.is_floating_point() and not torch.isfinite(t).all():
+                raise ValueError(
+                    f"task {self.task.name!r}: the batch of step {self.step} has NaN "
+                    f"or infinite {what}; the task's data must be finite"
+                )
 
     def _graphed_step(self, x: torch.Tensor, y: torch.Tensor) -> float:
         """:meth:`train_step` replayed from a CUDA graph (``config.cuda_graph``).
@@ -529,7 +539,7 @@ class _Run:
         return tqdm(
             total=self.config.steps,
             initial=self.step,
-            desc=f"{self.config.model} on {self.config.task}",
+            desc=f"{self.config.model} on {self.task.name}",
             unit="step",
             dynamic_ncols=True,
         )
@@ -552,7 +562,9 @@ class _Run:
         diverged = diverged or (
             test_loss is not None
             and not (
-                math.isfinite(test_loss) and test_loss <= DIVERGED_FACTOR * baseline
+                math.isfinite(test_loss)
+                # a baseline of 0 (constant targets) leaves nothing to compare
+                and (baseline <= 0 or test_loss <= DIVERGED_FACTOR * baseline)
             )
         )
         metrics: dict[str, Any] = {
