@@ -410,3 +410,54 @@ def test_sizes_and_numbers_that_cannot_work_are_one_line(tmp_path, capsys, argv,
     code = main(["train", *CLI_TINY, *argv, "--out", str(tmp_path / "r")])
     assert code == 2
     assert words in one_error_line(capsys)
+
+
+# --- damaged checkpoints ------------------------------------------------------------
+
+
+def _damage_optimizer(state):
+    moments = state["optimizer"]["state"][0]
+    moments["exp_avg"] = torch.zeros(3, 3)
+
+
+def _damage_scheduler(state):
+    del state["scheduler"]["lr_lambdas"]
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (_damage_optimizer, "optimizer state cannot be restored"),
+        (lambda s: s.update(torch_rng=torch.zeros(3)), "random state"),
+        (lambda s: s.update(batch_generator="x"), "batch generator state"),
+        (_damage_scheduler, "scheduler state.*lr_lambdas"),
+        (lambda s: s.update(step="forty"), "damaged"),
+        (lambda s: s.update(history=None), "its history"),
+    ],
+)
+def test_a_damaged_checkpoint_is_one_line_naming_the_file(
+    tmp_path, capsys, damage, words
+):
+    out = tmp_path / "run"
+    assert main(["train", *CLI_TINY, "--steps", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    state = torch.load(out / "checkpoint.pt", weights_only=True)
+    damage(state)
+    bad = tmp_path / "bad.pt"
+    torch.save(state, bad)
+    code = main(
+        [
+            "train",
+            *CLI_TINY,
+            "--steps",
+            "4",
+            "--resume",
+            str(bad),
+            "--out",
+            str(tmp_path / "other"),
+        ]
+    )
+    assert code == 2
+    err = one_error_line(capsys)
+    assert re.search(words, err), err
+    assert "resume" in err

@@ -174,6 +174,15 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
     long as it is not below the step the checkpoint reached (a larger value
     extends a finished run; the learning-rate schedule keeps its first length).
     """
+    try:
+        step = int(state["step"])
+        if not isinstance(state["config"], dict):
+            raise TypeError(f"its config is a {type(state['config']).__name__}")
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"resume: the checkpoint is damaged ({_io.one_line(err)[:120]}); resume "
+            "from another checkpoint or start the run afresh"
+        ) from None
     changed = config_changes(
         config.to_dict(), state["config"], allow=frozenset({"steps"})
     )
@@ -183,9 +192,9 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
             + ", ".join(changed)
             + ")"
         )
-    if config.steps < int(state["step"]):
+    if config.steps < step:
         raise ValueError(
-            f"resume: steps must be at least {int(state['step'])}, the step the "
+            f"resume: steps must be at least {step}, the step the "
             f"checkpoint reached, got {config.steps}"
         )
 

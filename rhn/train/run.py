@@ -289,18 +289,56 @@ class _Run:
                 f"resume: the weights in the checkpoint{where} do not fit the model "
                 f"this config builds ({detail})"
             ) from None
-        self.schedule_steps = int(state.get("schedule_steps", state["config"]["steps"]))
+        where = "" if path is None else f" {str(path)!r}"
+
+        def part(what: str, load: Callable[[], Any]) -> Any:
+            try:
+                return load()
+            except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
+                detail = (
+                    str(err).strip().splitlines()[-1].strip()[:120]
+                    if str(err).strip()
+                    else type(err).__name__
+                )
+                raise ValueError(
+                    f"resume: the checkpoint{where} is damaged: its {what} cannot be "
+                    f"restored ({type(err).__name__}: {detail}); resume from another "
+                    "checkpoint or start the run afresh"
+                ) from None
+
+        def numbers() -> tuple[int, int, float]:
+            steps = int(state.get("schedule_steps", state["config"]["steps"]))
+            return steps, int(state["step"]), float(state["seconds"])
+
+        self.schedule_steps, step, seconds = part("step counters", numbers)
         self.scheduler.lr_lambdas = [_schedule(self.config, self.schedule_steps)]
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.scaler.load_state_dict(state["scaler"])
-        self.batches.set_state(state["batch_generator"])
-        torch.set_rng_state(state["torch_rng"])
-        self.history = state["history"]
+        part("optimizer state", lambda: self._load_optimizer(state["optimizer"]))
+        part("scheduler state", lambda: self._load_scheduler(state["scheduler"]))
+        part("scaler state", lambda: self.scaler.load_state_dict(state["scaler"]))
+        part(
+            "batch generator state",
+            lambda: self.batches.set_state(state["batch_generator"]),
+        )
+        part("random state", lambda: torch.set_rng_state(state["torch_rng"]))
+        history = state["history"]
+        if not (
+            isinstance(history, dict)
+            and all(
+                isinstance(history.get(k), list)
+                for k in ("step", "train_loss", "eval_step", "test_loss")
+            )
+            and len(history["eval_step"]) == len(history["test_loss"])
+        ):
+            raise ValueError(
+                f"resume: the checkpoint{where} is damaged: its history is not the "
+                f"lists {sorted(self.history)} of a run; resume from another "
+                "checkpoint or start the run afresh"
+            )
+        self.history = history
         if self.task.held_out is not None and "valid_loss" not in self.history:
             # a checkpoint written before the key existed: the same numbers
             self.history["valid_loss"] = list(self.history["test_loss"])
-        self.step, self.seconds = int(state["step"]), float(state["seconds"])
+        self.step, self.seconds = step, seconds
         self.best = state.get("best")
         self.segments = list(state.get("segments") or [])
         if not self.segments:  # written before segments were recorded
@@ -308,6 +346,25 @@ class _Run:
             self.segments = [{"from_step": 0, "to_step": self.step, "steps": steps}]
         if self.run_id is None:
             self.run_id = state.get("run_id")
+
+    def _load_optimizer(self, saved: dict[str, Any]) -> None:
+        """Adam's state, checked against the weights: torch loads moments of the
+        wrong shape without a word, and the first step then fails."""
+        params = list(self.model.parameters())
+        for index, moments in dict(saved["state"]).items():
+            for key in ("exp_avg", "exp_avg_sq"):
+                if moments[key].shape != params[int(index)].shape:
+                    raise ValueError(
+                        f"{key} of parameter {index} has shape "
+                        f"{tuple(moments[key].shape)}, the parameter "
+                        f"{tuple(params[int(index)].shape)}"
+                    )
+        self.optimizer.load_state_dict(saved)
+
+    def _load_scheduler(self, saved: dict[str, Any]) -> None:
+        if "lr_lambdas" not in saved or "last_epoch" not in saved:
+            raise KeyError("lr_lambdas" if "lr_lambdas" not in saved else "last_epoch")
+        self.scheduler.load_state_dict(saved)
 
     def train_step(self) -> float:
         """One optimiser step on a fresh batch; returns the batch's loss."""
