@@ -164,6 +164,11 @@ def _settings(base: TrainConfig, grid: dict[str, list[Any]]) -> list[dict[str, A
 
 def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfig:
     changes = dict(setting, seed=seed, out=None, checkpoint_every=0)
+    # a field only some models read is left out for the others (forget_bias
+    # of an LSTM is refused with an RHN)
+    model = setting.get("model", base.model)
+    if base.forget_bias is not None and not uses_field(model, "forget_bias"):
+        changes.setdefault("forget_bias", None)
     # A parameter budget in the grid replaces the base's hidden size.
     if "num_params" in setting and "hidden_size" not in setting:
         changes["hidden_size"] = None

@@ -22,8 +22,8 @@ from rhn import experiments
 from rhn.__main__ import main
 from rhn.experiments import sweep
 from rhn.owntasks import tensor_task
-from rhn.tasks import Task
-from rhn.train import TrainConfig, load_checkpoint, records, train
+from rhn.tasks import Task, get_task
+from rhn.train import TrainConfig, load_checkpoint, load_model, records, train
 
 TINY = {
     "seq_len": 6,
@@ -461,3 +461,60 @@ def test_a_damaged_checkpoint_is_one_line_naming_the_file(
     err = one_error_line(capsys)
     assert re.search(words, err), err
     assert "resume" in err
+
+
+# --- your own project ---------------------------------------------------------------
+
+
+def test_load_model_returns_the_trained_model_ready_for_inference(tmp_path):
+    out = tmp_path / "run"
+    result = train(tiny(steps=4, out=str(out)))
+    model = load_model(out)
+    assert not model.training
+    x, _ = get_task("adding").generate(5, 6, seed=3)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), result.model(x))
+    # an own task: by object (its data checked) or not at all
+    g = torch.Generator().manual_seed(0)
+    xs = torch.randn(6, 40, 1, generator=g)
+    task = tensor_task(xs, xs.sum(0)[:, 0], name="sum")
+    own_out = tmp_path / "own"
+    trained = train(own(task, steps=4, out=str(own_out))).model
+    torch.testing.assert_close(load_model(own_out, task)(xs), trained(xs))
+    with pytest.raises(ValueError, match="your own task 'sum'.*pass task="):
+        load_model(own_out)
+    other = tensor_task(xs, 2 * xs.sum(0)[:, 0], name="sum")
+    with pytest.raises(ValueError, match="other data"):
+        load_model(own_out, other)
+
+
+def test_load_model_of_a_patient_run_gives_the_best_weights(tmp_path):
+    out = tmp_path / "run"
+    result = train(tiny(steps=8, eval_every=1, patience=2, out=str(out)))
+    x, _ = get_task("adding").generate(5, 6, seed=3)
+    with torch.no_grad():
+        torch.testing.assert_close(load_model(out)(x), result.model(x))
+
+
+def test_forget_bias_with_an_rhn_is_refused():
+    with pytest.raises(ValueError, match="forget_bias is an LSTM setting.*'rhn'"):
+        TrainConfig(model="rhn", forget_bias=1.0)
+    assert TrainConfig(model="lstm", forget_bias=1.0).forget_bias == 1.0
+
+
+def test_resume_of_a_directory_alone_continues_with_the_recorded_options(
+    tmp_path, capsys
+):
+    out = tmp_path / "run"
+    argv = ["train", "--task", "temporal_order", *CLI_TINY, "--num-params", "300"]
+    argv = [a for a in argv if a not in ("--hidden-size", "8")]
+    argv[argv.index("--seq-len") + 1] = "10"
+    assert main([*argv, "--steps", "2", "--eval-every", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["train", "--resume", str(out), "--steps", "4"]) == 0
+    record = json.loads((out / "metrics.json").read_text())
+    assert record["steps"] == 4 and record["task"] == "temporal_order"
+    assert record["config"]["num_params"] == 300
+    # an option given that would change the numbers is still refused
+    assert main(["train", "--resume", str(out), "--steps", "6", "--lr", "0.1"]) == 2
+    assert "lr: 0.005 -> 0.1" in one_error_line(capsys)

@@ -98,6 +98,12 @@ class TrainConfig:
             self.forget_bias = _checks.representable(
                 "forget_bias", _checks.real("forget_bias", self.forget_bias), None
             )
+        if self.forget_bias is not None and self.model == "rhn":
+            raise ValueError(
+                f"forget_bias is an LSTM setting, got forget_bias={self.forget_bias} "
+                "with model='rhn': the RHN's gate bias is transform_bias "
+                "(--transform-bias); leave forget_bias out (None)"
+            )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
