@@ -92,12 +92,12 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--task",
         type=_task_arg,
-        default="adding",
         metavar="TASK",
         help=f"the task: one of {', '.join(sorted(TASKS))}, or your own as "
-        "module:function, a function returning an rhn.tasks.Task (imported from "
-        "the current directory or the installed packages; see rhn.owntasks) "
-        "(default: adding)",
+        "module:function: imports the module (from the current directory or the "
+        "installed packages, running its top-level code) and calls the named "
+        "function, which must be a Python function taking no arguments and "
+        "returning an rhn.tasks.Task (see rhn.owntasks) (default: adding)",
     )
     option(
         "--seq-len",
@@ -228,10 +228,11 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume",
         metavar="CKPT",
-        help="continue the run saved in this checkpoint.pt (or run directory), "
-        "given the same options as the run that wrote it (--threads, "
-        "--no-progress, --device and --checkpoint-every may differ); a larger "
-        "--steps extends a finished run at the schedule's final learning rate",
+        help="continue the run saved in this checkpoint.pt (or run directory) "
+        "with the options it recorded (an own task needs --task again); only "
+        "--threads, --no-progress, --device, --checkpoint-every and --out may "
+        "differ, and a larger --steps extends a finished run at the schedule's "
+        "final learning rate",
     )
     p.add_argument(
         "--overwrite",
@@ -279,6 +280,8 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
     """The ``python -m rhn train`` command that resumes the run of ``args``."""
     words = ["python", "-m", "rhn", "train", "--task", task]
     for field, value in args.items():
+        if value is None:  # a field at None is the option left out
+            continue
         if field == "amp":
             words.append("--amp" if value else "--no-amp")
         elif field == "progress":
@@ -287,6 +290,34 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
             words += [_flag(field), str(value)]
     words += ["--resume", resume]
     return shlex.join(words)
+
+
+def _recorded_options(
+    resume: str, task: str | None, given: dict[str, object]
+) -> tuple[str, dict[str, object]]:
+    """``--resume`` with options left out: the task and options the run recorded,
+    under the options given (the resume check refuses those that may not change)."""
+    from .tasks import TASKS
+    from .train import TrainConfig, load_checkpoint
+
+    saved = load_checkpoint(resume, name="--resume")["config"]
+    if not isinstance(saved, dict):
+        raise ValueError(f"--resume: {resume!r} is damaged (its config is no dict)")
+    if task is None:
+        task = saved.get("task", "adding")
+        if task not in TASKS:
+            raise ValueError(
+                f"--resume: the run trained your own task {task!r}, which a "
+                "checkpoint stores by name only: give --task module:function again"
+            )
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"task"}
+    recorded = {k: v for k, v in saved.items() if k in fields}
+    # a size given replaces the recorded one, whichever way it was given
+    if given.get("hidden_size") is not None:
+        recorded.pop("num_params", None)
+    if "num_params" in given:
+        recorded.pop("hidden_size", None)
+    return task, {**recorded, **given}
 
 
 def train_main(argv: Sequence[str] | None = None) -> int:
@@ -303,10 +334,13 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     args = vars(train_parser().parse_args(argv))
     resume = args.pop("resume", None)
     overwrite = args.pop("overwrite", False)
-    task = args.pop("task")
+    task = args.pop("task", None)
     if "num_params" in args:
         args["hidden_size"] = None
     try:
+        if resume is not None:  # options left out: the run's own
+            task, args = _recorded_options(resume, task, args)
+        task = "adding" if task is None else task
         task_obj = _resolve_task(task)
         name = task_obj if isinstance(task_obj, str) else task_obj.name
         args.setdefault("out", f"runs/{name}-{args.get('model', 'rhn')}")
@@ -338,7 +372,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     }
     # a data set (chorales): the validation loss that chose the weights
     summary.update({k: m[k] for k in ("valid_loss", "best_step") if k in m})
-    summary["ratio_to_baseline"] = m["test_loss"] / m["baseline"]
+    ratio = None  # no ratio to a baseline of 0 (constant targets)
+    if m["test_loss"] is not None and m["baseline"]:
+        ratio = m["test_loss"] / m["baseline"]
+    summary["ratio_to_baseline"] = ratio
     print(json.dumps(summary, indent=1))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
     if m["diverged"]:
@@ -462,7 +499,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     for name in ("out", "seeds"):
         if args.get(name) is None:
             return fail(f"--{name} is required")
-    task = args.pop("task")
+    task = args.pop("task", "adding")
     out, overwrite = args.pop("out"), args.pop("overwrite")
     resume = args.pop("resume")
     command = "python -m rhn sweep " + shlex.join(argv)

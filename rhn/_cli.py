@@ -9,6 +9,7 @@ in ``--out`` costs seconds, not a training run.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -54,18 +55,20 @@ def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and not path.strip():
         raise ValueError(f"{name} must be a directory name, got {path!r}")
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
     try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".rhn-write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as err:
+        if err.errno in (errno.ENAMETOOLONG, errno.ENOSPC, errno.EDQUOT):
+            raise _io.path_error(name, path, err) from err
         reason = err.strerror or type(err).__name__
         raise ValueError(
-            f"{name} must be a directory that can be written, got {str(path)!r} "
-            f"({reason})"
+            f"{name} must be a directory that can be written, got "
+            f"{_io.short(path)!r} ({reason})"
         ) from err
     return path
 
@@ -79,9 +82,13 @@ def writable_file(name: str, path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and not path.strip():
         raise ValueError(f"{name} must be a file name, got {path!r}")
     path = Path(path)
-    if path.is_dir():
+    try:
+        is_dir, parent_is_dir = path.is_dir(), path.parent.is_dir()
+    except OSError as err:  # a path longer than the system allows
+        raise _io.path_error(name, path, err) from err
+    if is_dir:
         raise ValueError(f"{name} must be a file name, got the directory {str(path)!r}")
-    if not path.parent.is_dir():
+    if not parent_is_dir:
         raise ValueError(
             f"{name} must be in an existing directory, got {str(path)!r} "
             f"({str(path.parent)!r} does not exist)"

@@ -16,8 +16,11 @@ written in a read-only directory still cannot be replaced.
 
 from __future__ import annotations
 
+import errno
 import glob
+import hashlib
 import json
+import math
 import os
 import stat
 import tempfile
@@ -47,14 +50,16 @@ def target(path: str | os.PathLike[str], name: str = "path") -> Path:
     Raises a ``ValueError`` naming ``name`` if that is not a regular file.
     """
     path = Path(path)
-    real = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        real = Path(os.path.realpath(path)) if path.is_symlink() else path
         mode = os.stat(real).st_mode
     except FileNotFoundError:
         return real
     except OSError as err:
+        if err.errno == errno.ENAMETOOLONG:
+            raise path_error(name, path, err) from err
         raise ValueError(
-            f"{name}: cannot inspect {str(path)!r} ({err.strerror or err})"
+            f"{name}: cannot inspect {short(path)!r} ({err.strerror or err})"
         ) from err
     if not stat.S_ISREG(mode):
         raise ValueError(
@@ -80,16 +85,75 @@ def check_writable(path: str | os.PathLike[str], name: str = "path") -> Path:
             f"{name} must be in an existing directory, got {str(path)!r} "
             f"({str(directory)!r} is not a directory)"
         )
-    try:  # a real probe: permissions, read-only mounts, quotas, root or not
-        fd, probe = tempfile.mkstemp(dir=directory, prefix=".rhn-probe-")
+    try:  # a real probe, named as atomic_write names its temporary file: the
+        # permissions, read-only mounts, quotas and the longest name allowed
+        fd, probe = tempfile.mkstemp(dir=directory, **_temporary_name(real))
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
+        if err.errno == errno.ENAMETOOLONG:
+            raise ValueError(
+                f"{name}: the file name {short(real.name)!r} is too long for this "
+                f"file system (the temporary file written next to it needs "
+                f"{len(real.name) + _TEMPORARY_EXTRA} characters, at most "
+                f"{_name_max(directory)} are allowed); choose a shorter name"
+            ) from err
         raise ValueError(
-            f"{name} must be in a directory that can be written, got {str(path)!r} "
-            f"(cannot create files in {str(directory)!r}: {err.strerror or err})"
+            f"{name} must be in a directory that can be written, got "
+            f"{short(path)!r} (cannot create files in {short(directory)!r}: "
+            f"{err.strerror or err})"
         ) from err
     return real
+
+
+# What the temporary file's name adds to the target's: ".", ".<pid>.", eight
+# random characters of mkstemp and ".tmp" (a pid has at most 7 digits on Linux)
+_TEMPORARY_EXTRA = 1 + 9 + 8 + 4
+
+
+def _temporary_name(real: Path) -> dict[str, str]:
+    """The ``prefix`` and ``suffix`` of :func:`atomic_write`'s temporary file
+    (the pid in it tells a later writer whether its owner still runs)."""
+    return {"prefix": f".{real.name}.{os.getpid()}.", "suffix": ".tmp"}
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def short(path: str | os.PathLike[str], limit: int = 120) -> str:
+    """``path`` for a message: a very long one keeps its start and its end."""
+    text = os.fspath(path)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2 - 2]}...{text[-(limit // 2 - 1) :]} ({len(text)} chars)"
+
+
+def path_error(name: str, path: str | os.PathLike[str], err: OSError) -> ValueError:
+    """A one-line ``ValueError`` naming ``name`` for an ``OSError`` about ``path``
+    (a path too long, a full disk, no permission)."""
+    if err.errno == errno.ENAMETOOLONG:
+        return ValueError(
+            f"{name}: the path {short(path)!r} is too long for this system "
+            f"(a name may have {_name_max(Path('.'))} characters, a path "
+            f"{_path_max()}); choose a shorter one"
+        )
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ValueError(
+            f"{name}: no space left to write {short(path)!r} ({err.strerror}); the "
+            "files already there are unchanged: free some space and run again"
+        )
+    return ValueError(f"{name}: cannot write {short(path)!r} ({err.strerror or err})")
+
+
+def _path_max() -> int:
+    try:
+        return int(os.pathconf("/", "PC_PATH_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 4096
 
 
 def _fdopen(fd: int) -> IO[bytes]:
@@ -156,9 +220,7 @@ def atomic_write(
     """
     real = check_writable(path, name)
     _remove_stale_temporaries(real)
-    # the pid in the name tells a later writer whether its owner still runs
-    prefix = f".{real.name}.{os.getpid()}."
-    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=prefix, suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=real.parent, **_temporary_name(real))
     try:
         with _fdopen(fd) as f:
             fill(f)
@@ -172,14 +234,96 @@ def atomic_write(
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, real)
-    except BaseException:
+    except BaseException as err:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(err, OSError) and err.errno in _FULL:
+            raise path_error(name, path, err) from err
+        if isinstance(err, RuntimeError) and "write failed" in str(err):
+            # torch's zip writer says no more than this when the disk is full
+            raise ValueError(
+                f"{name}: could not write {short(path)!r} (torch: "
+                f"{one_line(err)[:100]}): most likely the disk is full; the file "
+                "already there is unchanged: free some space and run again"
+            ) from err
         raise
     _fsync_directory(real.parent)
     return real
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def one_line(err: object) -> str:
+    """An error's text as one line."""
+    return "; ".join(p.strip() for p in str(err).splitlines() if p.strip())
+
+
+def finite_json(obj: Any) -> tuple[Any, dict[str, str]]:
+    """``obj`` with every NaN or infinite float replaced by ``None`` (strict JSON).
+
+    Returns the cleaned copy and what was replaced, ``{"where": "inf"}``, with
+    ``where`` the key path (``"history.test_loss[3]"``), for a record to keep as
+    its reason.
+    """
+    notes: dict[str, str] = {}
+
+    def clean(value: Any, where: str) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            notes[where or "value"] = repr(value)
+            return None
+        if isinstance(value, dict):
+            return {
+                k: clean(v, f"{where}.{k}" if where else str(k))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [clean(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    return clean(obj, ""), notes
+
+
+def write_record(
+    path: str | os.PathLike[str],
+    record: dict[str, Any],
+    *,
+    name: str = "path",
+    **dumps: Any,
+) -> Path:
+    """Write ``record`` as strict JSON: a NaN or infinite number becomes ``null``
+    and the record's ``"non_finite"`` says where and what it was."""
+    clean, notes = finite_json(record)
+    if notes:
+        clean["non_finite"] = {
+            "why": "JSON has no NaN or infinity: these values are written as null",
+            **notes,
+        }
+    return write_text(
+        path, json.dumps(clean, allow_nan=False, **dumps) + "\n", name=name
+    )
+
+
+def fingerprint(*parts: Any) -> str:
+    """A short hash of tensors, numbers and strings (data a run was trained on)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if hasattr(part, "detach") and hasattr(part, "numpy"):  # a torch tensor
+            t = part.detach().cpu().contiguous()
+            digest.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            digest.update(t.view(-1).view(torch_uint8()).numpy().tobytes())
+        else:
+            digest.update(repr(part).encode())
+        digest.update(b"|")
+    return digest.hexdigest()[:16]
+
+
+def torch_uint8() -> Any:
+    import torch
+
+    return torch.uint8
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, name: str = "path") -> Path:

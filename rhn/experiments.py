@@ -28,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import errno
 import itertools
 import json
 import math
@@ -163,6 +164,11 @@ def _settings(base: TrainConfig, grid: dict[str, list[Any]]) -> list[dict[str, A
 
 def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfig:
     changes = dict(setting, seed=seed, out=None, checkpoint_every=0)
+    # a field only some models read is left out for the others (forget_bias
+    # of an LSTM is refused with an RHN)
+    model = setting.get("model", base.model)
+    if base.forget_bias is not None and not uses_field(model, "forget_bias"):
+        changes.setdefault("forget_bias", None)
     # A parameter budget in the grid replaces the base's hidden size.
     if "num_params" in setting and "hidden_size" not in setting:
         changes["hidden_size"] = None
@@ -192,9 +198,12 @@ def _check_writable(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
+        if err.errno in (errno.ENAMETOOLONG, errno.ENOSPC, errno.EDQUOT):
+            raise _io.path_error("out", path, err) from err
         reason = err.strerror or type(err).__name__
         raise ValueError(
-            f"out must be a file that can be written, got {str(path)!r} ({reason})"
+            f"out must be a file that can be written, got {_io.short(path)!r} "
+            f"({reason})"
         ) from err
     _cli.writable_file("out", path)
 
@@ -232,8 +241,26 @@ def _resumable(
 
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    # whole or not at all: a reader (or a kill) never sees half a file
-    _io.write_json(path, record, name="out", indent=None, separators=(",", ":"))
+    # whole or not at all: a reader (or a kill) never sees half a file; strict
+    # JSON: a NaN or infinite loss is null, named in the record's "non_finite"
+    _io.write_record(path, record, name="out", indent=None, separators=(",", ":"))
+
+
+def lock_path(path: Path) -> Path:
+    """The lock a sweep holds on its record ``path`` while it runs."""
+    return path.with_name(path.name + ".lock")
+
+
+def _run_environment() -> dict[str, Any]:
+    """What each run records of the software that trained it (a resumed sweep
+    may run under another torch than the one that started it)."""
+    from . import __version__
+
+    return {
+        "rhn_version": __version__,
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+    }
 
 
 def sweep(
@@ -313,10 +340,43 @@ def sweep(
         raise ValueError(
             "resume continues the sweep in out: it needs out and excludes overwrite"
         )
+    lock = None
     if path is not None:
         # A typo in out must cost seconds, not the hours of the sweep: the file
         # is only written after the first run.
         _check_writable(path)
+        # the sweep owns its record while it runs, as a run owns its folder: a
+        # second sweep into the same out is refused, not silently overwritten
+        lock = records.FolderLock(
+            path.parent, path=lock_path(path), holder="sweep"
+        ).acquire()
+    try:
+        return _sweep(
+            base,
+            grid,
+            seeds,
+            path,
+            overwrite,
+            resume,
+            command,
+            log,  # type: ignore[arg-type]
+        )
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _sweep(
+    base: TrainConfig,
+    grid: dict[str, list[Any]],
+    seeds: list[int],
+    path: Path | None,
+    overwrite: bool,
+    resume: bool,
+    command: str | None,
+    log: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """:func:`sweep` once its arguments are checked and its out is locked."""
     if path is not None and path.exists() and not (overwrite or resume):
         raise FileExistsError(
             f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "
@@ -366,6 +426,7 @@ def sweep(
                 "config": config.to_dict(),
                 "metrics": metrics,
                 "history": history,
+                "environment": _run_environment(),
             }
         )
         record["seconds"] = time.perf_counter() - start

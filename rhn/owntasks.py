@@ -30,13 +30,15 @@ Example::
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
+import types
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from . import _checks
+from . import _checks, _io
 from .tasks import Task
 
 __all__ = ["tensor_task", "task_from_spec"]
@@ -180,6 +182,15 @@ def tensor_task(
     baseline = _memoryless_loss(
         splits["train"][1], splits["test"][1], classify, output_size
     )
+    if not classify and baseline == 0:
+        value = float(splits["train"][1].reshape(-1)[0])
+        raise ValueError(
+            f"targets must vary, got every target equal to {value:g}: the baseline "
+            "(the loss of predicting a constant) is 0, there is nothing to learn"
+        )
+    fingerprint = _io.fingerprint(
+        loss, output_size, *(t for pair in splits.values() for t in pair)
+    )
 
     def generate(
         num_samples: int,
@@ -213,6 +224,7 @@ def tensor_task(
         baseline=lambda seq_len: baseline,
         defaults=dict(defaults or {}),
         held_out=("valid", "test"),
+        fingerprint=fingerprint,
     )
 
 
@@ -228,12 +240,20 @@ def _memoryless_loss(
     return float(-log_p[test.reshape(-1)].mean())
 
 
-def task_from_spec(spec: str, *, name: str = "--task") -> Task:
-    """The task ``"module:function"`` names: ``function()`` from ``module``.
+# Modules whose functions are never a task: the command line itself.
+_NOT_TASKS = ("rhn.__main__", "rhn._cli", "__main__")
 
-    ``function`` may also name a :class:`~rhn.tasks.Task` itself. The module
-    is imported as Python imports any other (the current directory is on
-    the path of ``python -m``).
+
+def task_from_spec(spec: str, *, name: str = "--task") -> Task:
+    """The task ``"module:function"`` names: imports ``module``, calls ``function()``.
+
+    ``function`` must be a plain Python function (``def``, not a class, a
+    builtin such as ``sys.exit`` or a function of the command line itself)
+    that takes no arguments and returns a :class:`~rhn.tasks.Task`; it may
+    also name a :class:`~rhn.tasks.Task` itself. The module is imported as
+    Python imports any other (the current directory is on the path of
+    ``python -m``), so its top-level code runs. Anything that fails, in the
+    import or in the call, is a ``ValueError`` of one line naming ``name``.
     """
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise ValueError(f"{name} must be a task name or module:function, got {spec!r}")
@@ -246,19 +266,58 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
         raise ValueError(
             f"{name} {spec}: cannot import {module_name!r} ({err})"
         ) from None
+    except SyntaxError as err:
+        raise ValueError(
+            f"{name} {spec}: {module_name!r} has a syntax error ({err.msg}, "
+            f"{err.filename}, line {err.lineno})"
+        ) from None
+    except BaseException as err:  # its top-level code raised, or called exit()
+        raise ValueError(
+            f"{name} {spec}: importing {module_name!r} raised "
+            f"{type(err).__name__}: {_io.one_line(err)[:200]}"
+        ) from None
     factory = getattr(module, function, None)
     if factory is None:
         raise ValueError(f"{name} {spec}: module {module_name!r} has no {function!r}")
-    task = (
-        factory
-        if isinstance(factory, Task)
-        else factory()
-        if callable(factory)
-        else factory
-    )
+    if isinstance(factory, Task):
+        return factory
+    defined_in = getattr(factory, "__module__", None)
+    if not isinstance(factory, types.FunctionType) or defined_in in _NOT_TASKS:
+        raise ValueError(
+            f"{name} {spec}: expected a Python function returning an "
+            f"rhn.tasks.Task (it is imported and called), got "
+            f"{_what(factory)}"
+        )
+    needed = [
+        p.name
+        for p in inspect.signature(factory).parameters.values()
+        if p.default is p.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    if needed:
+        raise ValueError(
+            f"{name} {spec}: the function is called without arguments, but it "
+            f"needs {', '.join(needed)}"
+        )
+    try:
+        task = factory()
+    except BaseException as err:  # the factory's own mistake, or sys.exit()
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        raise ValueError(
+            f"{name} {spec}: calling {function}() raised {type(err).__name__}: "
+            f"{_io.one_line(err)[:200]}"
+        ) from None
     if not isinstance(task, Task):
-        raise TypeError(
-            f"{name} {spec}: expected a rhn.tasks.Task (or a function returning "
-            f"one), got {type(task).__name__}"
+        raise ValueError(
+            f"{name} {spec}: expected {function}() to return an rhn.tasks.Task, "
+            f"got {_what(task)}"
         )
     return task
+
+
+def _what(obj: object) -> str:
+    """A short description of ``obj`` for a message (never a long repr)."""
+    kind = type(obj).__name__
+    text = repr(obj)
+    return f"a {kind}" if len(text) > 60 else f"a {kind} ({text})"

@@ -324,6 +324,10 @@ class Task:
         init_head: ``None``, or ``init_head(head)`` sets up the model's output
             layer (an ``nn.Linear``) before training, e.g. so that the untrained
             model already predicts like the baseline.
+        fingerprint: ``None``, or a short hash of the task's data
+            (:func:`rhn.owntasks.tensor_task` sets it). A run records it, so
+            that a resume on other data is refused; a task without one is
+            fingerprinted by a few sequences it generates.
     """
 
     name: str
@@ -336,6 +340,7 @@ class Task:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     held_out: tuple[str, str] | None = None
     init_head: Callable[[torch.nn.Linear], None] | None = None
+    fingerprint: str | None = None
 
     def __post_init__(self) -> None:
         # A task of the user's own is checked here, not deep inside a run.

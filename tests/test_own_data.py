@@ -231,7 +231,7 @@ def test_a_tensor_classification_per_step(tmp_path):
     [
         ((torch.zeros(5, 4), torch.zeros(4)), ValueError, "(T, N, I)"),
         ((torch.zeros(5, 4, 1), torch.zeros(3)), ValueError, "targets must have shape"),
-        ((torch.zeros(5, 4, 1), torch.zeros(4)), None, None),
+        ((torch.zeros(5, 4, 1), torch.arange(4.0)), None, None),
         (
             (torch.zeros(5, 4, 1), torch.zeros(4), {"loss": "cross_entropy"}),
             TypeError,
@@ -268,7 +268,7 @@ def test_tensor_task_refuses_bad_data(args, error, words):
     [
         ("nosuchmodule:make", "cannot import 'nosuchmodule'"),
         ("os:nosuchname", "has no 'nosuchname'"),
-        ("os:getcwd", "expected a rhn.tasks.Task"),
+        ("os:getcwd", "expected a Python function returning an rhn.tasks.Task"),
         ("a:b:c", "module:function"),
         (":make", "module:function"),
     ],

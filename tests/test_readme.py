@@ -14,7 +14,8 @@ def python_blocks() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", README.read_text(), re.M | re.S)
 
 
-def test_readme_examples_run_and_the_loop_learns(capsys):
+def test_readme_examples_run_and_the_loop_learns(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # "Your own data" writes runs/sum5
     blocks = python_blocks()
     (loop,) = [b for b in blocks if "optimizer.step()" in b]
     assert len(loop.strip().splitlines()) <= 25  # a short loop, as promised
@@ -33,3 +34,18 @@ def test_readme_examples_run_and_the_loop_learns(capsys):
     assert model.depth == 6
     keep = (1 - torch.sigmoid(torch.tensor(model.transform_bias))) ** 6
     torch.testing.assert_close(keep, 1 - torch.sigmoid(torch.tensor(-3.0)))
+
+
+def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
+    """The section "Your own data": tensors to a trained, reloaded model."""
+    (block,) = [b for b in python_blocks() if "tensor_task" in b]
+    monkeypatch.chdir(tmp_path)  # it writes runs/sum5
+    namespace: dict = {}
+    exec(compile(block, str(README), "exec"), namespace)
+    result, net = namespace["result"], namespace["net"]
+    assert result.metrics["test_loss"] < result.metrics["baseline"]
+    assert not net.training
+    assert namespace["prediction"].shape == (3,)
+    with torch.no_grad():
+        x = namespace["inputs"][:, :3]
+        torch.testing.assert_close(net(x), result.model(x))

@@ -17,6 +17,8 @@ The pieces, one file each, in the order a run uses them:
   ``diverged`` flag for a loss that explodes while finite, checkpoints that
   resume bit-for-bit on the CPU (also written on Ctrl-C or SIGTERM, see
   ``rhn/train/interrupts.py``), and a callback hook for notebooks.
+- ``rhn/train/load.py``: :func:`load_model`, the trained model back from its
+  run folder or checkpoint, ready for inference.
 - ``rhn/train/records.py`` (:mod:`rhn.train.records`): what a run leaves in
   its folder (checkpoint, ``metrics.json``, the ``run.json`` marker, the
   ``run.lock`` while it runs), the resume check, and the rules by which a run
@@ -39,6 +41,7 @@ Example::
 # Task: typing.get_type_hints evaluates TrainConfig's annotations here (below)
 from ..tasks import Task  # noqa: F401
 from .config import TrainConfig, resolve_device
+from .load import load_model
 from .model import SequenceModel, make_model
 from .records import (
     CHECKPOINT_NAME,
@@ -59,6 +62,7 @@ for _public in (
     make_model,
     train,
     load_checkpoint,
+    load_model,
     TrainingInterrupted,
 ):
     _public.__module__ = __name__
@@ -72,6 +76,7 @@ __all__ = [
     "make_model",
     "train",
     "load_checkpoint",
+    "load_model",
     "TrainingInterrupted",
     "DIVERGED_FACTOR",
     "CHECKPOINT_NAME",

@@ -23,6 +23,8 @@ __all__ = ["TrainConfig", "resolve_device", "MAX_THREADS"]
 MAX_THREADS = 4096
 """The most torch CPU threads a config may ask for (torch takes a C int)."""
 _TRAINING_DEVICES = ("cpu", "cuda", "mps")
+MAX_WEIGHT_DECAY = 1e4
+"""The largest ``weight_decay`` a config takes (Adam's L2 term in float32)."""
 
 
 @dataclass
@@ -96,6 +98,12 @@ class TrainConfig:
             self.forget_bias = _checks.representable(
                 "forget_bias", _checks.real("forget_bias", self.forget_bias), None
             )
+        if self.forget_bias is not None and self.model == "rhn":
+            raise ValueError(
+                f"forget_bias is an LSTM setting, got forget_bias={self.forget_bias} "
+                "with model='rhn': the RHN's gate bias is transform_bias "
+                "(--transform-bias); leave forget_bias out (None)"
+            )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
@@ -106,6 +114,12 @@ class TrainConfig:
         )
         self.weight_decay = _checks.real("weight_decay", self.weight_decay)
         self.clip = _checks.real("clip", self.clip)
+        if self.weight_decay > MAX_WEIGHT_DECAY:
+            raise ValueError(
+                f"weight_decay must be at most {MAX_WEIGHT_DECAY:g} (Adam adds "
+                "weight_decay * weight to every gradient: more overflows float32 at "
+                f"the first step), got {self.weight_decay:g}"
+            )
         if self.clip < 0 or self.weight_decay < 0:
             raise ValueError(
                 f"clip and weight_decay must be >= 0, got clip={self.clip}, "
@@ -179,11 +193,40 @@ class TrainConfig:
         return cls(task=task, **{**defaults, **overrides})
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a plain dict (JSON-ready); a task object by its name."""
+        """The config as a plain dict (JSON-ready); a task object by its name.
+
+        A task of your own also adds ``"task_fingerprint"``, a hash of its data
+        (:func:`task_fingerprint`), so that a resume on other data is refused.
+        """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if isinstance(self.task, Task):
             out["task"] = self.task.name
+            key = (id(self.task), self.seq_len)
+            if getattr(self, "_fingerprint", (None, None))[0] != key:
+                self._fingerprint = (key, task_fingerprint(self.task, self.seq_len))
+            out["task_fingerprint"] = self._fingerprint[1]
         return out
+
+
+def task_fingerprint(task: Task, seq_len: int) -> str:
+    """A short hash of an own task's data: its ``fingerprint`` if it has one
+    (:func:`rhn.owntasks.tensor_task`), else its sizes and a few sequences it
+    generates from a fixed seed (and of each held-out split)."""
+    from .. import _io
+
+    if task.fingerprint is not None:
+        return task.fingerprint
+    parts: list[Any] = [task.input_size, task.output_size, task.loss, task.readout]
+    splits: list[dict[str, Any]] = [{}]
+    if task.held_out is not None:
+        splits += [{"split": name} for name in task.held_out]
+    for extra in splits:
+        try:
+            x, y = task.generate(4, seq_len, seed=0, **extra)
+            parts += [x, y]
+        except Exception as err:  # training will report it; the hash notes it
+            parts.append(type(err).__name__)
+    return _io.fingerprint(*parts)
 
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:

@@ -97,6 +97,14 @@ def loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Te
     prediction = prediction.float()  # the loss in float32 even under autocast
     if task.loss == "frame_nll":  # piano rolls, padding marked in the targets
         return chorales.task_loss(prediction, target)
+    expected = prediction.shape if task.loss == "mse" else prediction.shape[:-1]
+    if target.shape != expected:  # MSE would broadcast (B, 1) against (B,)
+        raise ValueError(
+            f"task {task.name!r}: its targets have shape {tuple(target.shape)}, "
+            f"expected {tuple(expected)} to match the model's predictions "
+            f"{tuple(prediction.shape)} ({task.loss}, readout={task.readout!r}); "
+            "give one target per sequence (B,) or per step (T, B)"
+        )
     if task.loss == "mse":
         return F.mse_loss(prediction, target.float())
     return F.cross_entropy(prediction.reshape(-1, task.output_size), target.reshape(-1))
@@ -182,6 +190,17 @@ def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
     huge ``depth`` would take hours just to construct its layers)."""
     params, need = estimate_bytes(config, task.input_size)
     have = _available_bytes(device)
+    if task.held_out is None and have is not None and need <= have:
+        # the model fits: then the held-out set, drawn once and kept
+        held = config.eval_samples * config.seq_len * (task.input_size + 1) * 4
+        if need + held > have:
+            raise ValueError(
+                f"eval_samples must fit in memory: {config.eval_samples} held-out "
+                f"sequences of seq_len={config.seq_len} need about "
+                f"{held / 2**30:.3g} GiB, more than the {have / 2**30:.3g} GiB of "
+                f"{device.type} (with the model's {need / 2**30:.3g} GiB); lower "
+                "--eval-samples"
+            )
     if have is None or need <= have:
         return
     size = (

@@ -18,14 +18,17 @@ Every file is written whole or not at all (:mod:`rhn._io`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
+import errno
 import hashlib
 import json
 import os
 import socket
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,11 +147,23 @@ def config_changes(
     """The fields whose values differ, ``"name: old -> new"``, neutral ones aside."""
     saved = _filled(saved)
     current = json.loads(json.dumps(current))  # compare as the files store them
-    return [
+    changes = [
         f"{k}: {saved.get(k)!r} -> {current[k]!r}"
         for k in sorted(current)
-        if k not in RESULT_NEUTRAL and k not in allow and saved.get(k) != current[k]
+        if k not in RESULT_NEUTRAL
+        and k not in allow
+        and k != "task_fingerprint"
+        and saved.get(k) != current[k]
     ]
+    # an own task's data (checked when both sides recorded it): the same name
+    # on other data would mix two data sets in one record
+    old_data, new_data = saved.get("task_fingerprint"), current.get("task_fingerprint")
+    if old_data and new_data and old_data != new_data:
+        changes.append(
+            f"task_fingerprint: {old_data!r} -> {new_data!r} (task "
+            f"{current.get('task')!r} has other data than the run's)"
+        )
+    return changes
 
 
 def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
@@ -159,6 +174,15 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
     long as it is not below the step the checkpoint reached (a larger value
     extends a finished run; the learning-rate schedule keeps its first length).
     """
+    try:
+        step = int(state["step"])
+        if not isinstance(state["config"], dict):
+            raise TypeError(f"its config is a {type(state['config']).__name__}")
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"resume: the checkpoint is damaged ({_io.one_line(err)[:120]}); resume "
+            "from another checkpoint or start the run afresh"
+        ) from None
     changed = config_changes(
         config.to_dict(), state["config"], allow=frozenset({"steps"})
     )
@@ -168,9 +192,9 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
             + ", ".join(changed)
             + ")"
         )
-    if config.steps < int(state["step"]):
+    if config.steps < step:
         raise ValueError(
-            f"resume: steps must be at least {int(state['step'])}, the step the "
+            f"resume: steps must be at least {step}, the step the "
             f"checkpoint reached, got {config.steps}"
         )
 
@@ -190,8 +214,9 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
 
 
 def write_metrics(path: Path, record: dict[str, Any]) -> None:
-    """Write the metrics record as indented JSON, atomically."""
-    _io.write_text(path, json.dumps(record, indent=1), name="out")
+    """Write the metrics record as indented strict JSON, atomically (a NaN or
+    infinite number is written as null and named in ``"non_finite"``)."""
+    _io.write_record(path, record, name="out", indent=1)
 
 
 def new_run_id() -> str:
@@ -203,72 +228,151 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _boot_id() -> str | None:
+    """This boot of the machine (Linux), so that a lock survives no reboot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), or ``None``.
+
+    A pid is reused: pid 1 of a restarted container is another process than
+    the pid 1 that wrote a lock. Its start time tells them apart.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) is in parentheses and may hold spaces
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _holder_alive(info: dict[str, Any], host: str) -> bool:
+    """Whether the process that wrote the lock ``info`` still runs.
+
+    A lock of another host cannot be checked: it counts as alive. On this host
+    the pid must exist, and, where the lock recorded them, the boot and the
+    process's start time must be the same (a pid reused after a reboot or a
+    container restart is another process).
+    """
+    pid = info.get("pid")
+    if info.get("host") != host or not isinstance(pid, int) or isinstance(pid, bool):
+        return True
+    if info.get("boot_id") and _boot_id() and info["boot_id"] != _boot_id():
+        return False
+    if not _io._pid_alive(pid):
+        return False
+    start = info.get("process_start")
+    return not (start and _process_start(pid) and start != _process_start(pid))
+
+
 class FolderLock:
-    """``out/run.lock`` while a run writes into ``out``.
+    """``out/run.lock`` while a run writes into ``out`` (or ``path`` itself for
+    the lock of a single file, such as a sweep's record).
 
     Taken with an atomic hard link (or ``O_EXCL``), so that of two runs
-    started at once exactly one gets it. A lock left by a process that no
-    longer exists on this host is stale and is taken over with a warning; a
-    lock of another host cannot be checked and is refused like a live one.
+    started at once exactly one gets it. The lock records the pid, the host,
+    the boot and the process's start time. A lock whose process no longer
+    runs on this host (the pid is gone, or is now another process: after a
+    reboot, or in a restarted container where the trainer is pid 1 again) is
+    stale and is taken over with a warning; the takeover holds ``flock`` on
+    the lock's directory and removes the stale lock only if it is still the
+    one read, so that of two processes taking over at once only one gets it.
+    A lock of another host cannot be checked and is refused like a live one.
     """
 
-    def __init__(self, out: Path) -> None:
-        self.path = out / LOCK_NAME
+    def __init__(
+        self,
+        out: Path,
+        *,
+        path: Path | None = None,
+        name: str = "out",
+        holder: str = "run",
+    ) -> None:
+        self.path = Path(out) / LOCK_NAME if path is None else Path(path)
+        self.name, self.holder = name, holder
         self.info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": _now(),
+            "boot_id": _boot_id(),
+            "process_start": _process_start(os.getpid()),
+            "token": uuid.uuid4().hex,  # this lock, of all locks of this process
         }
         self.held = False
 
     def acquire(self) -> FolderLock:
-        for _ in range(3):  # a stale lock removed, then another try
+        for _ in range(5):  # a stale lock removed, then another try
             if self._create():
                 self.held = True
                 return self
             other = self._read()
             if other is None:
                 continue  # vanished between the two calls: try again
-            pid, host = other.get("pid"), other.get("host")
-            if (
-                host == self.info["host"]
-                and isinstance(pid, int)
-                and not _io._pid_alive(pid)
-            ):
-                warnings.warn(
-                    f"out: removing the stale lock {str(self.path)!r} of process "
-                    f"{pid}, which no longer runs",
-                    stacklevel=3,
-                )
-                self.path.unlink(missing_ok=True)
+            if not _holder_alive(other, self.info["host"]):
+                if self._take_over(other):
+                    self.held = True
+                    return self
                 continue
+            pid, host, when = other.get("pid"), other.get("host"), other.get("started")
             raise ValueError(
-                f"out: {str(self.path.parent)!r} is in use by another run (pid {pid} "
-                f"on host {host}, started {other.get('started')}); wait for it to "
-                f"finish, choose another out, or delete {str(self.path)!r} if that "
-                "process is gone"
+                f"{self.name}: {_io.short(self._what())!r} is in use by another "
+                f"{self.holder} (pid {pid} on host {host}, started {when}); "
+                f"wait for it to finish, choose another {self.name}, or delete "
+                f"{_io.short(self.path)!r} if that process is gone"
             )
-        raise ValueError(f"out: could not take the lock {str(self.path)!r}")
+        raise ValueError(
+            f"{self.name}: could not take the lock {_io.short(self.path)!r}"
+        )
+
+    def _what(self) -> Path:
+        return self.path.parent if self.path.name == LOCK_NAME else self.path
+
+    def _take_over(self, stale: dict[str, Any]) -> bool:
+        """Replace the stale lock ``stale``; ``False`` if it changed meanwhile."""
+        with _directory_locked(self.path.parent):
+            if self._read() != stale:  # another process took it over first
+                return False
+            warnings.warn(
+                f"{self.name}: removing the stale lock {_io.short(self.path)!r} of "
+                f"process {stale.get('pid')}, which no longer runs",
+                stacklevel=4,
+            )
+            self.path.unlink(missing_ok=True)
+            return self._create()
 
     def _create(self) -> bool:
         data = json.dumps(self.info).encode()
-        tmp = self.path.with_name(f".{LOCK_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-        tmp.write_bytes(data)  # complete before it can be seen under the lock's name
+        # a short name of its own: the lock's name may be near the longest allowed
+        tmp = self.path.with_name(f".rhn-lock.{os.getpid()}.{uuid.uuid4().hex[:8]}")
         try:
-            os.link(tmp, self.path)
-            return True
-        except FileExistsError:
-            return False
-        except OSError:  # no hard links on this file system
+            tmp.write_bytes(data)  # complete before it is seen under the lock's name
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                os.link(tmp, self.path)
+                return True
             except FileExistsError:
                 return False
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            return True
-        finally:
-            tmp.unlink(missing_ok=True)
+            except OSError as err:
+                if err.errno == errno.ENAMETOOLONG:
+                    raise
+                # no hard links on this file system
+                try:
+                    fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                return True
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as err:
+            raise _io.path_error(self.name, self.path, err) from err
 
     def _read(self) -> dict[str, Any] | None:
         try:
@@ -287,6 +391,29 @@ class FolderLock:
             if self._read() == self.info:  # never remove another run's lock
                 self.path.unlink(missing_ok=True)
 
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def _directory_locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``directory`` (none where there is no
+    ``fcntl``: there a takeover is as good as the file system makes it)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
 
 def _marker(out: Path) -> dict[str, Any] | None:
     try:
@@ -294,6 +421,21 @@ def _marker(out: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     return marker if isinstance(marker, dict) else {}
+
+
+def _progress(out: Path) -> int | None:
+    """The step the run in ``out`` reached: its checkpoint's, else its record's."""
+    path = out / CHECKPOINT_NAME
+    if path.is_file():
+        try:
+            return int(load_checkpoint(path, name="out")["step"])
+        except (ValueError, TypeError, KeyError):
+            pass  # unreadable: the record may still say
+    try:
+        record = _io.read_json(out / METRICS_NAME, name="out")
+        return int(record["steps"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 def claim_folder(
@@ -308,26 +450,43 @@ def claim_folder(
 
     ``out`` may hold a run only when this call resumes that same run: the
     checkpoint's run id equals the folder's (or, for folders written before
-    run ids, the checkpoint resumed is the folder's own). Otherwise the call
-    is refused, unless ``overwrite``, which removes the old run's files. The
-    marker ``run.json`` is written for the run now owning ``out``.
+    run ids, the checkpoint resumed is the folder's own), and the checkpoint
+    is not behind the folder (a stale copy of the run's checkpoint would move
+    the folder back and lose the steps since). Otherwise the call is refused,
+    unless ``overwrite``, which removes the old run's files, once every file
+    the new run writes is known to be writable. The marker ``run.json`` is
+    written for the run now owning ``out``.
     """
     lock = FolderLock(out).acquire()
     try:
+        # every file the run will write, checked before anything is removed:
+        # a directory named metrics.json must not cost the checkpoint
+        for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
+            _io.check_writable(out / name, "out")
         # a marker alone is a claim that wrote nothing yet (a run that failed
         # before its first checkpoint): the folder is free
         found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
         run_id = None if resume_state is None else resume_state.get("run_id")
+        own = resume_path is not None and (
+            resume_path.resolve() == (out / CHECKPOINT_NAME).resolve()
+        )
         if found:
             marker = _marker(out) or {}
             same = resume_state is not None and (
                 (run_id is not None and marker.get("run_id") == run_id)
-                or (
-                    not marker.get("run_id")
-                    and resume_path is not None
-                    and resume_path.resolve() == (out / CHECKPOINT_NAME).resolve()
-                )
+                or (not marker.get("run_id") and own)
             )
+            if same and not own:  # a copy of the run's checkpoint: not behind it
+                reached = _progress(out)
+                step = int(resume_state["step"])  # type: ignore[index]
+                if reached is not None and step < reached:
+                    raise ValueError(
+                        f"resume: the checkpoint {_io.short(resume_path)!r} is at "
+                        f"step {step}, behind the run in {_io.short(out)!r} (step "
+                        f"{reached}); resuming it would lose steps {step + 1}-"
+                        f"{reached}: pass --resume {_io.short(out)} to continue the "
+                        "run, or another --out for a branch of it"
+                    )
             if not same and not overwrite:
                 what = (
                     "another run than the checkpoint resumed"

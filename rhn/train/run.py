@@ -248,7 +248,7 @@ class _Run:
     def _check_cuda_graph(self) -> None:
         if self.task.loss == "frame_nll":  # the chorales
             raise ValueError(
-                f"cuda_graph=True cannot replay task {self.config.task!r}: its "
+                f"cuda_graph=True cannot replay task {self.task.name!r}: its "
                 "batches are padded to their longest sequence (shapes change every "
                 "step) and its loss counts frames on the CPU; set cuda_graph=False"
             )
@@ -289,18 +289,56 @@ class _Run:
                 f"resume: the weights in the checkpoint{where} do not fit the model "
                 f"this config builds ({detail})"
             ) from None
-        self.schedule_steps = int(state.get("schedule_steps", state["config"]["steps"]))
+        where = "" if path is None else f" {str(path)!r}"
+
+        def part(what: str, load: Callable[[], Any]) -> Any:
+            try:
+                return load()
+            except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
+                detail = (
+                    str(err).strip().splitlines()[-1].strip()[:120]
+                    if str(err).strip()
+                    else type(err).__name__
+                )
+                raise ValueError(
+                    f"resume: the checkpoint{where} is damaged: its {what} cannot be "
+                    f"restored ({type(err).__name__}: {detail}); resume from another "
+                    "checkpoint or start the run afresh"
+                ) from None
+
+        def numbers() -> tuple[int, int, float]:
+            steps = int(state.get("schedule_steps", state["config"]["steps"]))
+            return steps, int(state["step"]), float(state["seconds"])
+
+        self.schedule_steps, step, seconds = part("step counters", numbers)
         self.scheduler.lr_lambdas = [_schedule(self.config, self.schedule_steps)]
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.scaler.load_state_dict(state["scaler"])
-        self.batches.set_state(state["batch_generator"])
-        torch.set_rng_state(state["torch_rng"])
-        self.history = state["history"]
+        part("optimizer state", lambda: self._load_optimizer(state["optimizer"]))
+        part("scheduler state", lambda: self._load_scheduler(state["scheduler"]))
+        part("scaler state", lambda: self.scaler.load_state_dict(state["scaler"]))
+        part(
+            "batch generator state",
+            lambda: self.batches.set_state(state["batch_generator"]),
+        )
+        part("random state", lambda: torch.set_rng_state(state["torch_rng"]))
+        history = state["history"]
+        if not (
+            isinstance(history, dict)
+            and all(
+                isinstance(history.get(k), list)
+                for k in ("step", "train_loss", "eval_step", "test_loss")
+            )
+            and len(history["eval_step"]) == len(history["test_loss"])
+        ):
+            raise ValueError(
+                f"resume: the checkpoint{where} is damaged: its history is not the "
+                f"lists {sorted(self.history)} of a run; resume from another "
+                "checkpoint or start the run afresh"
+            )
+        self.history = history
         if self.task.held_out is not None and "valid_loss" not in self.history:
             # a checkpoint written before the key existed: the same numbers
             self.history["valid_loss"] = list(self.history["test_loss"])
-        self.step, self.seconds = int(state["step"]), float(state["seconds"])
+        self.step, self.seconds = step, seconds
         self.best = state.get("best")
         self.segments = list(state.get("segments") or [])
         if not self.segments:  # written before segments were recorded
@@ -308,6 +346,25 @@ class _Run:
             self.segments = [{"from_step": 0, "to_step": self.step, "steps": steps}]
         if self.run_id is None:
             self.run_id = state.get("run_id")
+
+    def _load_optimizer(self, saved: dict[str, Any]) -> None:
+        """Adam's state, checked against the weights: torch loads moments of the
+        wrong shape without a word, and the first step then fails."""
+        params = list(self.model.parameters())
+        for index, moments in dict(saved["state"]).items():
+            for key in ("exp_avg", "exp_avg_sq"):
+                if moments[key].shape != params[int(index)].shape:
+                    raise ValueError(
+                        f"{key} of parameter {index} has shape "
+                        f"{tuple(moments[key].shape)}, the parameter "
+                        f"{tuple(params[int(index)].shape)}"
+                    )
+        self.optimizer.load_state_dict(saved)
+
+    def _load_scheduler(self, saved: dict[str, Any]) -> None:
+        if "lr_lambdas" not in saved or "last_epoch" not in saved:
+            raise KeyError("lr_lambdas" if "lr_lambdas" not in saved else "last_epoch")
+        self.scheduler.load_state_dict(saved)
 
     def train_step(self) -> float:
         """One optimiser step on a fresh batch; returns the batch's loss."""
@@ -326,9 +383,10 @@ class _Run:
         loss = task_loss(self.task, prediction, y)
         loss_value = loss.item()
         if not math.isfinite(loss_value):
+            self._check_batch(x, y)  # bad data is not a learning rate to lower
             raise FloatingPointError(
                 f"the training loss became {loss_value} at step {self.step} "
-                f"({config.model} on {config.task}, lr={config.lr}); lower the "
+                f"({config.model} on {self.task.name}, lr={config.lr}); lower the "
                 "learning rate or the gradient clip (--lr, --clip)"
             )
         self.optimizer.zero_grad(set_to_none=True)
@@ -342,6 +400,15 @@ class _Run:
         self.history["step"].append(self.step)
         self.history["train_loss"].append(loss_value)
         return loss_value
+
+    def _check_batch(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Raise a ``ValueError`` naming the task if its batch holds NaN or inf."""
+        for what, t in (("inputs", x), ("targets", y)):
+            if t.is_floating_point() and not torch.isfinite(t).all():
+                raise ValueError(
+                    f"task {self.task.name!r}: the batch of step {self.step} has NaN "
+                    f"or infinite {what}; the task's data must be finite"
+                )
 
     def _graphed_step(self, x: torch.Tensor, y: torch.Tensor) -> float:
         """:meth:`train_step` replayed from a CUDA graph (``config.cuda_graph``).
@@ -529,7 +596,7 @@ class _Run:
         return tqdm(
             total=self.config.steps,
             initial=self.step,
-            desc=f"{self.config.model} on {self.config.task}",
+            desc=f"{self.config.model} on {self.task.name}",
             unit="step",
             dynamic_ncols=True,
         )
@@ -552,7 +619,9 @@ class _Run:
         diverged = diverged or (
             test_loss is not None
             and not (
-                math.isfinite(test_loss) and test_loss <= DIVERGED_FACTOR * baseline
+                math.isfinite(test_loss)
+                # a baseline of 0 (constant targets) leaves nothing to compare
+                and (baseline <= 0 or test_loss <= DIVERGED_FACTOR * baseline)
             )
         )
         metrics: dict[str, Any] = {

@@ -1,0 +1,97 @@
+"""A trained model back from its run: :func:`load_model`."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..tasks import TASKS, Task
+from .config import TrainConfig
+from .model import make_model
+from .records import load_checkpoint
+
+__all__ = ["load_model"]
+
+
+def load_model(
+    run_or_checkpoint: str | Path,
+    task: Task | str | None = None,
+    *,
+    device: str | torch.device = "cpu",
+) -> nn.Module:
+    """The model a run trained, ready for inference (eval mode).
+
+    Args:
+        run_or_checkpoint: the run's folder (``TrainConfig.out``) or its
+            ``checkpoint.pt``.
+        task: only for a task of your own, which a checkpoint stores by name:
+            the :class:`~rhn.tasks.Task` itself or its ``"module:function"``
+            spec (as given to ``--task``). Its data must be the run's (its
+            fingerprint is checked). A built-in task needs nothing.
+        device: where to put the model (default the CPU).
+
+    Returns:
+        The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
+        it: with ``patience``, the weights of the best evaluation; else the
+        last. Inputs are ``(T, B, I)``; see the model's own docstring.
+
+    Raises:
+        FileNotFoundError: no checkpoint there.
+        ValueError: not a checkpoint of :func:`rhn.train.train`; an own task
+            without ``task``; a ``task`` of another name or other data.
+    """
+    state = load_checkpoint(run_or_checkpoint, name="run_or_checkpoint")
+    saved = dict(state["config"])
+    recorded_data = saved.pop("task_fingerprint", None)
+    name = saved["task"]
+    if isinstance(task, str):
+        if ":" in task:
+            from ..owntasks import task_from_spec
+
+            task = task_from_spec(task, name="task")
+        elif task.strip().lower() in TASKS:
+            task = TASKS[task.strip().lower()]
+        else:
+            raise ValueError(
+                f"task must be a Task, a module:function spec or one of "
+                f"{sorted(TASKS)}, got {task!r}"
+            )
+    if task is None:
+        if name not in TASKS:
+            raise ValueError(
+                f"task: the run in {str(run_or_checkpoint)!r} trained your own task "
+                f"{name!r}, which a checkpoint stores by name only; pass task= (the "
+                "Task, or its 'module:function')"
+            )
+        task = TASKS[name]
+    if not isinstance(task, Task):
+        raise TypeError(
+            "task must be a rhn.tasks.Task, a string or None, got "
+            f"{type(task).__name__}"
+        )
+    if task.name != name:
+        raise ValueError(f"task: the run trained task {name!r}, got task {task.name!r}")
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    kept: dict[str, Any] = {k: v for k, v in saved.items() if k in fields}
+    kept.update(task=task, out=None, progress=False, device="cpu")
+    if kept.get("model") == "rhn":  # written before forget_bias was refused
+        kept["forget_bias"] = None
+    config = TrainConfig(**kept)
+    if recorded_data and config.to_dict().get("task_fingerprint") not in (
+        None,
+        recorded_data,
+    ):
+        raise ValueError(
+            f"task: {task.name!r} has other data than the run in "
+            f"{str(run_or_checkpoint)!r} was trained on (fingerprint "
+            f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
+        )
+    model = make_model(config, device="cpu")
+    best = state.get("best")
+    weights = best["model"] if isinstance(best, dict) and "model" in best else None
+    model.load_state_dict(weights if weights is not None else state["model"])
+    return model.to(device).eval()
