@@ -16,15 +16,17 @@ task                  inputs                     targets                loss, ba
                                                                         10 ln 8/(T+20)
 ``temporal_order``    ``(T, B, 8)`` one-hot      ``(B,)`` int64         cross-entropy,
                                                                         ln 4
+``sine_memory``       ``(T, B, 1)`` float        ``(B,)`` int64         cross-entropy,
+                                                                        ln 4
 ``chorales``          ``(T, B, 46)`` 0/1 frames  ``(T, B, 46)``, -1 on  frame NLL,
                                                  padding                memoryless
 ====================  =========================  =====================  ==============
 
-The fourth task is real music on a fixed data set shipped with the package
+The last task is real music on a fixed data set shipped with the package
 (:mod:`rhn.chorales`): training batches are drawn from its training split and
 the held-out scores come from its validation and test splits.
 
-:data:`TASKS` collects the four by name, each with its loss, its input and
+:data:`TASKS` collects the five by name, each with its loss, its input and
 output sizes, its baseline and the training settings that let an RHN solve it
 (used by ``python -m rhn train``).
 """
