@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         from . import memory
 
         record = memory.run(seeds, progress=True)
+        record["command"] = "python -m rhn.studies " + " ".join(
+            sys.argv[1:] if argv is None else argv
+        )
     elif args.study == "spirals20":
         from . import spirals
 
