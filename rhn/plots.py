@@ -601,3 +601,74 @@ def plot_gradient_norms(
 
 
 __all__ += ["plot_gradient_norms"]
+
+
+# Penn Treebank word-level perplexities at one parameter budget, by recurrence
+# depth: (units, valid, test, valid tied, test tied), as reported by Zilly et
+# al. (2017), the depth sweep published with the paper's code
+PAPER_PTB_DEPTH: dict[int, tuple[int, float, float, float, float]] = {
+    1: (1275, 92.4, 89.2, 93.2, 90.6),
+    5: (1000, 72.0, 69.8, 69.7, 67.7),
+    8: (890, 71.2, 68.5, 68.2, 66.1),
+    10: (830, 71.3, 68.3, 68.3, 66.0),
+}
+"""The RHN paper's depth sweep on Penn Treebank (perplexity; lower is better)."""
+
+
+def plot_paper_depth(
+    sweep: dict[int, tuple[int, float, float, float, float]] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    r"""The RHN paper's depth sweep redrawn: perplexity against recurrence depth.
+
+    Zilly et al. (2017) hold the number of parameters fixed and trade width for
+    depth on Penn Treebank; this draws the perplexities they report
+    (:data:`PAPER_PTB_DEPTH`), test as solid lines and validation dashed,
+    without and with tied input and output embeddings (circles and squares),
+    each depth labelled with its width.
+
+    Args:
+        sweep: ``{depth: (units, valid, test, valid_tied, test_tied)}``
+            (default: :data:`PAPER_PTB_DEPTH`).
+        ax: the axes to draw on (default: a new figure).
+
+    Returns:
+        The axes.
+    """
+    import matplotlib.pyplot as plt
+
+    sweep = PAPER_PTB_DEPTH if sweep is None else sweep
+    if not isinstance(sweep, dict) or not sweep:
+        raise TypeError("sweep must be a non-empty dict {depth: (units, 4 values)}")
+    for depth, row in sweep.items():
+        if len(row) != 5:
+            raise ValueError(
+                f"sweep[{depth!r}] must be (units, valid, test, valid_tied, "
+                f"test_tied), got {row!r}"
+            )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    depths = sorted(sweep)
+    series = [  # (column, label, colour, line style, marker)
+        (2, "test", OKABE_ITO["blue"], "-", "o"),
+        (1, "valid", OKABE_ITO["blue"], "--", "o"),
+        (4, "test, tied embeddings", OKABE_ITO["orange"], "-", "s"),
+        (3, "valid, tied embeddings", OKABE_ITO["orange"], "--", "s"),
+    ]
+    for column, label, color, ls, marker in series:
+        ax.plot(
+            depths,
+            [sweep[d][column] for d in depths],
+            color=color,
+            linestyle=ls,
+            marker=marker,
+            label=label,
+        )
+    ax.set_xticks(depths, [f"D={d}\nH={sweep[d][0]}" for d in depths])
+    ax.set_xlabel("recurrence depth $D$ and width $H$ (one parameter budget)")
+    ax.set_ylabel("perplexity (lower is better)")
+    ax.legend()
+    return ax
+
+
+__all__ += ["PAPER_PTB_DEPTH", "plot_paper_depth"]

@@ -16,15 +16,17 @@ task                  inputs                     targets                loss, ba
                                                                         10 ln 8/(T+20)
 ``temporal_order``    ``(T, B, 8)`` one-hot      ``(B,)`` int64         cross-entropy,
                                                                         ln 4
+``sine_memory``       ``(T, B, 1)`` float        ``(B,)`` int64         cross-entropy,
+                                                                        ln 4
 ``chorales``          ``(T, B, 46)`` 0/1 frames  ``(T, B, 46)``, -1 on  frame NLL,
                                                  padding                memoryless
 ====================  =========================  =====================  ==============
 
-The fourth task is real music on a fixed data set shipped with the package
+The last task is real music on a fixed data set shipped with the package
 (:mod:`rhn.chorales`): training batches are drawn from its training split and
 the held-out scores come from its validation and test splits.
 
-:data:`TASKS` collects the four by name, each with its loss, its input and
+:data:`TASKS` collects the five by name, each with its loss, its input and
 output sizes, its baseline and the training settings that let an RHN solve it
 (used by ``python -m rhn train``).
 """
@@ -48,6 +50,8 @@ __all__ = [
     "adding_baseline",
     "copy_baseline",
     "temporal_order_baseline",
+    "sine_memory",
+    "sine_memory_baseline",
     "Task",
     "TASKS",
     "get_task",
@@ -292,6 +296,106 @@ def temporal_order_baseline() -> float:
     return math.log(4.0)
 
 
+def sine_memory(
+    num_samples: int,
+    seq_len: int = 60,
+    *,
+    num_classes: int = 4,
+    signal_len: int = 10,
+    noise: float = 0.5,
+    random_phase: bool = False,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Long memory under noise: which sine opened the sequence?
+
+    One input channel. The first ``signal_len`` steps (:math:`S`) hold a noisy
+    sine at one of ``num_classes`` (:math:`K`) frequencies; every later step
+    is pure noise, until the end, where the class :math:`k` must be named:
+
+    .. math::
+        x_t = \sin\Bigl(2\pi \frac{k + 1}{2S}\, t + \varphi\Bigr)\,
+        \mathbb{1}\{t < S\} + \sigma \varepsilon_t, \qquad
+        \varepsilon_t \sim \mathcal{N}(0, 1),
+
+    with :math:`k` uniform in :math:`\{0, \dots, K - 1\}` and
+    :math:`\sigma` = ``noise`` and phase :math:`\varphi = 0` (or
+    :math:`\varphi \sim U[0, 2\pi)` with ``random_phase``): class :math:`k`
+    makes :math:`(k + 1)/2` cycles in the :math:`S` informative steps.
+    Nothing marks where the signal ends; a model must store the class in its
+    state and keep it through :math:`T - S` steps of input that carry no
+    information and only disturb the state. Guessing gives the cross-entropy
+    :math:`\ln K` (:func:`sine_memory_baseline`) and the accuracy :math:`1/K`; with the
+    defaults the best possible classifier of the first :math:`S` steps (nearest
+    mean) is right about 99.8 % of the time.
+
+    Args:
+        num_samples: batch size ``B`` (>= 1).
+        seq_len: sequence length ``T`` (>= ``signal_len``, default 60).
+        num_classes: number of frequencies ``K`` (>= 2 and < ``signal_len``,
+            so that every frequency is below the Nyquist limit; default 4).
+        signal_len: informative steps ``S`` at the start (>= 3, default 10).
+        noise: standard deviation :math:`\sigma` of the Gaussian noise added at
+            every step (>= 0, default 0.5).
+        random_phase: start each sine at a random phase (default ``False``:
+            phase 0), which makes the class harder to read from the signal.
+        seed, generator, device: as in :func:`adding_problem`.
+        dtype: floating-point dtype of the inputs (default float32).
+
+    Returns:
+        ``(inputs, targets)``: ``inputs`` of shape ``(T, B, 1)`` and
+        class-index ``targets`` (int64) of shape ``(B,)`` with values in
+        ``[0, K)``.
+
+    Example::
+
+        >>> x, y = sine_memory(4, 30, seed=0)
+        >>> x.shape, y.shape
+        (torch.Size([30, 4, 1]), torch.Size([4]))
+        >>> x0, _ = sine_memory(4, 30, noise=0.0, seed=0)
+        >>> bool((x0[10:] == 0).all())   # without noise, silence after the sine
+        True
+    """
+    B = _checks.positive_int("num_samples", num_samples)
+    device = _checks.device("device", device)
+    S = _checks.positive_int("signal_len", signal_len, minimum=3)
+    T = _checks.positive_int("seq_len", seq_len, minimum=S)
+    K = _checks.positive_int("num_classes", num_classes, minimum=2)
+    if K >= S:
+        raise ValueError(
+            f"num_classes must be < signal_len (= {S}), so that the highest "
+            f"frequency, num_classes / (2 signal_len) cycles per step, stays below "
+            f"the Nyquist limit of 1/2; got num_classes={K}"
+        )
+    sigma = _checks.real("noise", noise)
+    if sigma < 0:
+        raise ValueError(f"noise must be a standard deviation >= 0, got {sigma}")
+    random_phase = _checks.boolean("random_phase", random_phase)
+    dtype = _float_dtype(dtype)
+    g = _generator(seed, generator)
+    classes = torch.randint(0, K, (B,), generator=g)  # (B,)
+    phase = 2 * math.pi * torch.rand(B, generator=g, dtype=torch.float64)  # (B,)
+    if not random_phase:
+        phase = torch.zeros_like(phase)
+    eps = torch.randn(T, B, generator=g, dtype=torch.float64)  # (T, B)
+    freq = (classes.double() + 1) / (2 * S)  # cycles per step, (B,)
+    t = torch.arange(S, dtype=torch.float64)[:, None]  # (S, 1)
+    values = sigma * eps
+    values[:S] += torch.sin(2 * math.pi * freq * t + phase)  # (S, B)
+    inputs = values.unsqueeze(-1)  # (T, B, 1)
+    return inputs.to(device=device, dtype=dtype), classes.to(device)
+
+
+def sine_memory_baseline(num_classes: int = 4) -> float:
+    r"""Cross-entropy of a uniform guess over the classes of :func:`sine_memory`.
+
+    :math:`\ln K`; the accuracy of guessing is :math:`1/K`.
+    """
+    return math.log(_checks.positive_int("num_classes", num_classes, minimum=2))
+
+
 @dataclass(frozen=True)
 class Task:
     """A toy task, everything the training loop needs to know about it.
@@ -412,6 +516,29 @@ TASKS: dict[str, Task] = {
         readout="last",
         baseline=lambda seq_len: temporal_order_baseline(),
         defaults={"seq_len": 50, "depth": 2, "steps": 600},
+    ),
+    # Long memory under noise (the chapter "When to use an RHN"): a short
+    # noisy sine, then only noise; the class must survive the noise.
+    "sine_memory": Task(
+        name="sine_memory",
+        generate=sine_memory,
+        input_size=1,
+        output_size=4,
+        loss="cross_entropy",
+        readout="last",
+        baseline=lambda seq_len: sine_memory_baseline(),
+        # the RHN of the study behind the chapter (rhn.studies.memory), which
+        # solved it in 5 of 5 seeds
+        defaults={
+            "seq_len": 60,
+            "hidden_size": None,
+            "num_params": 4480,
+            "steps": 2500,
+            "batch_size": 32,
+            "lr": 1e-2,
+            "eval_every": 100,
+            "eval_samples": 500,
+        },
     ),
     # Real music, a fixed data set (rhn.chorales): next-step prediction of
     # piano rolls, every model at the same parameter budget by default.

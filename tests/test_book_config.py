@@ -43,6 +43,7 @@ CHAPTER_LABELS = {
     "11_making_it_fast": "ch-fast",
     "12_chorales": "ch-chorales",
     "13_playground": "ch-playground",
+    "14_when_to_use": "ch-when",
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the

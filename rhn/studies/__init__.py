@@ -10,6 +10,9 @@ result is committed as a record of the package (:mod:`rhn.results`).
   interleaved spirals (chapter 5).
 - :mod:`rhn.studies.race`: RNN, LSTM, GRU and RHN trained briefly on the adding
   problem, with gradient norms before and after (chapter 8).
+- :mod:`rhn.studies.memory`: the five models on a long memory under noise,
+  each at the learning rate its own search chose (the chapter "When to use an
+  RHN").
 
 From a terminal: ``python -m rhn.studies spirals --seeds 0-9 --out FILE``.
 """

@@ -1,7 +1,9 @@
 """``python -m rhn.studies NAME --seeds 0-9 --out FILE``: run one study, write JSON.
 
 NAME is ``spirals`` (chapter 5; ``spirals20``: its exercise at depth 20),
-``race`` (chapter 8), or ``rerun`` with
+``race`` (chapter 8), ``memory`` (the chapter "When to use an RHN": its
+learning-rate search runs from seeds 100 and 101 whatever ``--seeds`` says),
+or ``rerun`` with
 ``--check CHECK``, one of the live reruns of :mod:`rhn.studies.reruns`. The
 file gets the study's settings and runs, and the machine that made them
 (:func:`rhn.studies.machine`). ``tools/portable.py record`` runs this command
@@ -20,7 +22,9 @@ from . import machine, parse_seeds
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rhn.studies", description=__doc__)
-    parser.add_argument("study", choices=["spirals", "spirals20", "race", "rerun"])
+    parser.add_argument(
+        "study", choices=["spirals", "spirals20", "race", "memory", "rerun"]
+    )
     parser.add_argument("--check", help="with rerun: the check's name")
     parser.add_argument("--seeds", default="0-9", help="0-9 or 0,1,2")
     parser.add_argument("--out", required=True, help="JSON file to write (atomically)")
@@ -44,6 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             parser.error(f"--check: {e}")
         record = {"settings": {"check": args.check}, "curves": curves, "saved": saved}
+    elif args.study == "memory":
+        from . import memory
+
+        record = memory.run(seeds, progress=True)
+        record["command"] = "python -m rhn.studies " + " ".join(
+            sys.argv[1:] if argv is None else argv
+        )
     elif args.study == "spirals20":
         from . import spirals
 

@@ -1,0 +1,41 @@
+"""book/checks.md, the appendix "How this book checks itself", against the records."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import rhn.results
+
+PAGE = Path(__file__).resolve().parents[1] / "book" / "checks.md"
+
+
+def test_every_shipped_record_is_listed_with_who_reads_it():
+    text = PAGE.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    listed = {
+        name
+        for row in rows
+        for name in re.findall(r"`([\w.-]+\.json)`", row.split("|")[1])
+    }
+    assert listed == set(rhn.results.names()), (
+        "book/checks.md's table of records and rhn/_data/results/ differ: "
+        f"{sorted(listed ^ set(rhn.results.names()))}"
+    )
+
+
+def test_the_commands_shown_are_the_records_own():
+    """A command the page writes out in full is the one stored in the record."""
+    text = PAGE.read_text()
+    for name in rhn.results.names():
+        record = rhn.results.load(name)
+        command = record.get("command")
+        if (
+            not isinstance(command, str)
+            or f"--out rhn/_data/results/{name}" not in text
+        ):
+            continue
+        shown = re.search(
+            r"`([^`]*--out rhn/_data/results/" + re.escape(name) + ")`", text
+        )
+        assert shown and shown.group(1).split() == command.split(), name
