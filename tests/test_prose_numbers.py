@@ -26,15 +26,12 @@ _SPEC.loader.exec_module(prose_numbers)
 PAGES = prose_numbers.pages()
 
 
-def test_the_only_exemption_is_chapter_11():
-    # TODO(lead): remove chapter 11's exemption with its rewrite
-    assert prose_numbers.EXEMPT == {"11_making_it_fast.ipynb"}
+def test_no_page_is_exempt():
+    assert prose_numbers.EXEMPT == set()
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
 def test_every_number_in_prose_is_asserted_cited_or_structural(path: Path):
-    if path.name in prose_numbers.EXEMPT:
-        pytest.skip("TODO(lead): chapter 11 is being rewritten")
     missed = prose_numbers.misses(path)
     assert not missed, (
         f"{path.name}: numbers in prose that no check cell asserts, no citation "
