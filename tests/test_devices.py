@@ -148,3 +148,34 @@ def test_the_triton_layer_checks_the_gpu_before_launching(gpu):
         fused._check_device(on_gpu)
     gpu("NVIDIA A100-SXM4-40GB")
     fused._check_device(on_gpu)  # passes: the kernels would launch
+
+
+@pytest.mark.parametrize(
+    ("name", "task", "amp", "cuda_graph", "want"),
+    [
+        ("NVIDIA H100 80GB HBM3", "adding", None, None, True),  # the default
+        ("NVIDIA A100-SXM4-40GB", "adding", False, None, True),  # full precision
+        ("NVIDIA H100 80GB HBM3", "chorales", None, None, False),  # shapes change
+        ("Tesla T4", "adding", None, None, False),  # float16 needs a GradScaler
+        ("Tesla T4", "adding", False, None, True),  # ... unless amp is off
+        ("NVIDIA H100 80GB HBM3", "adding", None, False, False),  # asked not to
+        ("NVIDIA H100 80GB HBM3", "adding", None, True, True),  # asked to
+    ],
+)
+def test_the_trainer_replays_cuda_graphs_by_default_where_it_can(
+    gpu, name, task, amp, cuda_graph, want
+):
+    cuda = gpu(name)
+    config = TrainConfig(task=task, amp=amp, cuda_graph=cuda_graph, device="cpu")
+    stand_in = SimpleNamespace(
+        config=config, device=cuda, task=train_run.get_task(task)
+    )
+    assert train_run._Run._use_graph(stand_in) is want
+
+
+def test_on_the_cpu_the_default_never_captures():
+    config = TrainConfig(steps=2, eval_every=2, eval_samples=8, batch_size=4,
+                         seq_len=5, progress=False, device="cpu")  # fmt: skip
+    assert config.cuda_graph is None
+    result = train_mod.train(config)
+    assert result.metrics["steps"] == 2

@@ -56,7 +56,10 @@ LOCK_NAME = "run.lock"
 
 # Fields a resumed run (or sweep) may change: they do not alter the numbers it
 # computes. ``steps`` may grow too (checked apart: see check_resume).
-RESULT_NEUTRAL = frozenset({"out", "progress", "device", "checkpoint_every", "threads"})
+# A step replayed from a CUDA graph runs the same kernels as an eager one.
+RESULT_NEUTRAL = frozenset(
+    {"out", "progress", "device", "checkpoint_every", "threads", "cuda_graph"}
+)
 
 
 # What every checkpoint written by train() holds.

@@ -189,7 +189,8 @@ class _Run:
         torch.manual_seed(config.seed)  # initial weights (and dropout masks)
         self.model = make_model(config, device=self.device)
         lr: float | torch.Tensor = config.lr
-        capturable = config.cuda_graph and self.device.type == "cuda"
+        self.use_graph = self._use_graph()
+        capturable = self.use_graph and self.device.type == "cuda"
         if capturable:  # a captured step reads its learning rate from a tensor
             lr = torch.tensor(config.lr, device=self.device)
         self.optimizer = torch.optim.Adam(
@@ -217,7 +218,7 @@ class _Run:
         self.best: dict[str, Any] | None = None  # best held-out loss (patience)
         self._setup_precision()
         self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
-        if config.cuda_graph:
+        if config.cuda_graph:  # asked for: refused with the reason if it cannot
             self._check_cuda_graph()
         self.history: dict[str, list[float]] = {
             "step": [],
@@ -244,6 +245,23 @@ class _Run:
         self.use_amp = chosen.dtype is not None
         self.amp_dtype = chosen.dtype or torch.bfloat16
         self.scaler = torch.amp.GradScaler("cuda", enabled=chosen.grad_scaler)
+
+    def _use_graph(self) -> bool:
+        """Whether steps replay from a CUDA graph (``config.cuda_graph``).
+
+        ``None`` (the default) means yes on a CUDA device when nothing forbids
+        it: a task whose batches keep their shape, torch 2.4 or newer, and no
+        float16 ``GradScaler`` (so a GPU of compute capability 8.0 or newer
+        under the default precision).
+        """
+        config = self.config
+        if config.cuda_graph is not None:
+            return bool(config.cuda_graph)
+        if self.device.type != "cuda" or self.task.loss == "frame_nll":
+            return False
+        version = torch.torch_version.TorchVersion(torch.__version__)
+        scaled = devices.precision(self.device, config.amp).grad_scaler
+        return version >= (2, 4) and not scaled
 
     def _check_cuda_graph(self) -> None:
         if self.task.loss == "frame_nll":  # the chorales
@@ -376,7 +394,7 @@ class _Run:
             generator=self.batches,
             device=self.device,
         )
-        if config.cuda_graph:
+        if self.use_graph:
             return self._graphed_step(x, y)
         with self.autocast():
             prediction = self.model(x)
