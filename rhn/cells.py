@@ -20,9 +20,10 @@ the stacked forward) is in ``rhn/_stack.py``; the layer kernels
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -312,19 +313,20 @@ class RHN(StackedRecurrence):
                 "impl='triton' needs the optional package triton, which is not "
                 "installed: pip install 'rhn[triton]', or use impl='fast'"
             )
-        self.cells = nn.ModuleList(
-            RHNCell(
-                self.input_size if layer == 0 else self.hidden_size,
-                self.hidden_size,
-                self.depth,
-                coupled=coupled,
-                transform_bias=transform_bias,
-                init_scale=init_scale,
-                device=device,
-                dtype=dtype,
+        with _allocating(self, 2 if coupled else 3):
+            self.cells = nn.ModuleList(
+                RHNCell(
+                    self.input_size if layer == 0 else self.hidden_size,
+                    self.hidden_size,
+                    self.depth,
+                    coupled=coupled,
+                    transform_bias=transform_bias,
+                    init_scale=init_scale,
+                    device=device,
+                    dtype=dtype,
+                )
+                for layer in range(self.num_layers)
             )
-            for layer in range(self.num_layers)
-        )
 
     # defined on the shared base; named here so the API page lists it with RHN
     dropout_masks = StackedRecurrence.dropout_masks
@@ -394,13 +396,39 @@ def _fused_available() -> bool:
 
 def _select_run_layer(impl: str, x: torch.Tensor) -> Callable[..., object] | None:
     """The kernel's layer function for ``impl`` and input ``x``; ``None``: the loop."""
-    if impl == "loop" or not fast.supported():  # torch.func: the loop traces
+    if impl == "loop" or not fast.supported() or _tracing():
+        # torch.func, torch.export and torch.compile trace the loop: plain,
+        # differentiable operations (the other paths write into buffers)
         return None
     if impl == "triton" or (impl == "auto" and _triton_suits(x.device)):
         from . import fused  # imports triton: only when asked for or on a GPU
 
         return fused.rhn_layer
     return fast.rhn_layer  # same result as the loop, see rhn/fast.py
+
+
+@contextlib.contextmanager
+def _allocating(stack: StackedRecurrence, gates: int) -> Iterator[None]:
+    """Turn the allocator's error for a model too large into one line."""
+    try:
+        yield
+    except RuntimeError as err:
+        if "alloc" not in str(err).lower() and "memory" not in str(err).lower():
+            raise
+        H, I, D, N = stack.hidden_size, stack.input_size, stack.depth, stack.num_layers
+        per_layer = [gates * H * (i + D * (H + 1)) for i in [I] + [H] * (N - 1)]
+        raise MemoryError(
+            f"{type(stack).__name__}(input_size={I}, hidden_size={H}, depth={D}, "
+            f"num_layers={N}) has about {sum(per_layer):,} parameters, more than "
+            "this machine could allocate; use a smaller hidden_size"
+        ) from None
+
+
+def _tracing() -> bool:
+    """Whether torch.compile or torch.export is tracing this call."""
+    compiler = getattr(torch, "compiler", None)
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling is not None and is_compiling())
 
 
 def _triton_suits(device: torch.device) -> bool:

@@ -274,3 +274,21 @@ def test_sweep_grid_names_are_case_insensitive_like_train():
     ]
     with pytest.raises(ValueError, match="repeats"):
         sweep(base, {"model": ["rhn", "RHN"]}, [0])
+
+
+def test_a_model_too_large_to_allocate_is_one_line_naming_its_size():
+    with pytest.raises(MemoryError, match=r"hidden_size=1000000000000.*smaller hidden"):
+        rhn.RHN(3, 10**12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"depth": 3, "num_layers": 2, "coupled": False}])
+def test_torch_export_traces_the_loop_and_matches_the_fast_path(kw):
+    # export (torch's way to serialise a model) traces plain operations: the
+    # fast path writes into buffers, which an exported graph cannot replay
+    torch.manual_seed(0)
+    model = rhn.RHN(3, 8, **kw).eval()
+    x = torch.randn(5, 2, 3)
+    exported = torch.export.export(model, (x,))
+    got, want = exported.module()(x), model(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
