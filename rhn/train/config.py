@@ -37,7 +37,9 @@ class TrainConfig:
     # a name in rhn.tasks.TASKS (adding, copy, temporal_order, chorales) or your
     # own rhn.tasks.Task (rhn.tasks.tensor_task makes one from tensors)
     task: str | Task = "adding"
-    seq_len: int = 100  # sequence length T handed to the task's generator
+    # sequence length T handed to the task's generator; None: the task's own
+    # default (its Task.defaults["seq_len"]), else 100
+    seq_len: int | None = None
     model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
     depth: int = DEPTH  # recurrence depth D of rhn and dtrnn (ignored by the others)
     hidden_size: int | None = 48  # H; None: matched to num_params
@@ -78,6 +80,8 @@ class TrainConfig:
         task = get_task(self.task)
         # a registered task is kept by name; the user's own as the object
         self.task = task.name if TASKS.get(task.name) is task else task
+        if self.seq_len is None:  # as for_task and the command line do
+            self.seq_len = task.defaults.get("seq_len", 100)
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
         self.model = _checks.choice("model", self.model, list(MODELS))
         self.depth = _checks.positive_int("depth", self.depth)
