@@ -177,8 +177,10 @@ def test_kernels_compile_within_the_gpus_shared_memory(
         wide = re.findall(
             r"cp\.async\.cg\.shared\.global|ld\.global\S*\.(?:v4|v2\.b64)", ptx
         )
-        scalar_16 = re.findall(r"ld\.global\.b16", ptx)
-        assert wide and not scalar_16, name
+        # scalar global loads: a handful at most (R_k read one number at a
+        # time would be dozens per tile)
+        scalar = re.findall(r"ld\.global(?:\.nc)?\.(?:b16|b32|b64|f32|f64)\s", ptx)
+        assert wide and len(scalar) <= 4, (name, len(scalar))
         if work in (torch.float16, torch.bfloat16):
             # 16-bit values are only converted: all sums are float32 or wider.
             # (A product of two 16-bit numbers is exact in float32, so the
