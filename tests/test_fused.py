@@ -160,8 +160,8 @@ def test_kernels_compile_within_the_gpus_shared_memory(
     # The interpreter checks what the kernels compute; this checks that the
     # compiler accepts every tile configuration rhn.fused can pick, that it
     # fits the shared memory of that GPU, and that the products stream R_k
-    # with 16-byte loads (a scalar load per element was three times slower
-    # on an H100)
+    # with 16-byte loads (R_k read one number at a time was much slower on an
+    # H100)
     pytest.importorskip("triton")
     from rhn import fused
 
