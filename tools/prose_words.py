@@ -38,7 +38,7 @@ LIMIT = 3500
 KNOWN_LONG: dict[str, int] = {
     "08_gradient_flow.ipynb": 3987,
     "10_training.ipynb": 4268,
-    "11_making_it_fast.ipynb": 4466,
+    "11_making_it_fast.ipynb": 4457,
 }
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
