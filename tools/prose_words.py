@@ -36,9 +36,9 @@ LIMIT = 3500
 # Pages over LIMIT on the day the limit came, with their count then: each is to
 # be split or cut (issue 29), after which it leaves this list.
 KNOWN_LONG: dict[str, int] = {
-    "08_gradient_flow.ipynb": 4051,
-    "10_training.ipynb": 4351,
-    "11_making_it_fast.ipynb": 4529,
+    "08_gradient_flow.ipynb": 3985,
+    "10_training.ipynb": 4262,
+    "11_making_it_fast.ipynb": 4511,
 }
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
