@@ -20,3 +20,56 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
 });
+
+// The contents panels on a phone (the theme's <dialog> sidebars): a tap on an
+// entry closes the panel, so the page it scrolls to is not left covered, and
+// Escape closes it wherever the focus is (the theme listens on the dialog
+// only, and a tap leaves the focus outside it).
+document.addEventListener("DOMContentLoaded", () => {
+  const dialogs = [
+    "pst-primary-sidebar-modal",
+    "pst-secondary-sidebar-modal",
+  ].map((id) => document.getElementById(id));
+  for (const dialog of dialogs) {
+    if (!dialog) continue;
+    dialog.addEventListener("click", (event) => {
+      const link = event.target.closest("a[href]");
+      if (link && dialog.open) dialog.close();
+    });
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    for (const dialog of dialogs) {
+      if (dialog?.open) dialog.close();
+    }
+  });
+});
+
+// Search result snippets from the article's text only: Sphinx takes the text
+// of the whole [role=main] element, whose first words on this theme are the
+// header buttons' ("Colab", "Repository") and whose next are the page's
+// table of contents (searchtools.js is loaded on the search page only).
+document.addEventListener("DOMContentLoaded", () => {
+  if (typeof Search === "undefined" || !Search.htmlToText) return;
+  const original = Search.htmlToText;
+  const noise = [
+    ".bd-header-article",
+    ".bd-sidebar-secondary",
+    ".prev-next-area",
+    ".headerlink",
+    "nav",
+    "mjx-assistive-mml",
+    ".tooltip",
+  ];
+  Search.htmlToText = (htmlString, anchor) => {
+    const doc = new DOMParser().parseFromString(htmlString, "text/html");
+    for (const el of doc.querySelectorAll(noise.join(","))) el.remove();
+    const article = doc.querySelector('[role="main"] article');
+    if (article) {
+      // the article alone as [role=main], so anchors still resolve in it
+      const main = doc.querySelector('[role="main"]');
+      main.replaceChildren(article);
+    }
+    return original(doc.documentElement.outerHTML, anchor);
+  };
+});
