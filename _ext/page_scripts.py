@@ -26,6 +26,9 @@
    ``rhn-icons.css`` instead: for the icons the site uses (about 20), a CSS
    mask made from the same icon's path, cut from that script.
 
+5. One ``<meta name="viewport">`` a page: Sphinx's basic layout, the
+   pydata theme and the book theme each write one (three in all).
+
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
 """
@@ -75,6 +78,13 @@ _FAMILY_CLASSES = {
     "fas": ("fa-solid", "fas"),
 }
 _USED = re.compile(r'class="([^"]*\bfa-[^"]*)"')
+_VIEWPORT = re.compile(r'[ \t]*<meta name="viewport"[^>]*>\n?')
+
+
+def one_viewport(html: str) -> str:
+    """``html`` with its first ``<meta name="viewport">`` tag only."""
+    tags = iter(range(1 << 30))
+    return _VIEWPORT.sub(lambda m: m.group(0) if next(tags) == 0 else "", html)
 
 
 def icon_paths(script: str) -> dict[str, dict[str, tuple[int, int, str]]]:
@@ -132,10 +142,11 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
+        lighter = one_viewport(html)
         if ICONS_CSS in html:
-            lighter = _FA_TAG.sub("", html)
-            if lighter != html:
-                page.write_text(lighter, encoding="utf-8")
+            lighter = _FA_TAG.sub("", lighter)
+        if lighter != html:
+            page.write_text(lighter, encoding="utf-8")
     css = icons_css(icon_paths(script.read_text(encoding="utf-8")), used)
     (out / "_static" / ICONS_CSS).write_text(css, encoding="utf-8")
 
