@@ -73,3 +73,41 @@ document.addEventListener("DOMContentLoaded", () => {
     return original(doc.documentElement.outerHTML, anchor);
   };
 });
+
+// A box that scrolls sideways (a wide equation, table or signature) says so:
+// classes rhn-more-left / rhn-more-right while there is more to see on that
+// side (rhn-site.css draws a shadow inside that edge).
+const SCROLL_BOXES =
+  "div.math, .rhn-table-wrap, .pst-scrollable-table-container, dl.py > dt.sig, " +
+  "div.highlight > pre";
+
+function markScroll(box) {
+  const more = box.scrollWidth > box.clientWidth + 1;
+  box.classList.toggle("rhn-more-left", more && box.scrollLeft > 1);
+  box.classList.toggle(
+    "rhn-more-right",
+    more && box.scrollLeft + box.clientWidth < box.scrollWidth - 1,
+  );
+}
+
+function markAllScrolls() {
+  for (const box of document.querySelectorAll(SCROLL_BOXES)) {
+    markScroll(box);
+    if (!box.dataset.rhnScrollWatched) {
+      box.dataset.rhnScrollWatched = "1";
+      box.addEventListener("scroll", () => markScroll(box), { passive: true });
+    }
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  markAllScrolls();
+  window.addEventListener("resize", markAllScrolls, { passive: true });
+  // equations change size once MathJax has typeset them
+  const typeset = window.MathJax?.startup?.promise;
+  if (typeset) typeset.then(markAllScrolls);
+  else window.addEventListener("load", () => {
+    window.MathJax?.startup?.promise?.then(markAllScrolls);
+    markAllScrolls();
+  });
+});
