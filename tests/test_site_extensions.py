@@ -163,9 +163,8 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
     import base64
     import io
 
-    from PIL import Image
-
     import matplotlib
+    from PIL import Image
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
