@@ -265,6 +265,12 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         for i, ax in enumerate(row):
             ax.set_subplotspec(stacked[i, 0])
     panels = len(row) or 1
+    # a legend of several columns is wider than a phone: one column
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
+    for legend, _ in columns:
+        legend._ncols = 1
+    turned: list[tuple[Any, float, list[str]]] = []
     try:
         for _ in range(3):  # the tight box's width is known after drawing
             # a panel's width grows by factor * panels when the row stacks;
@@ -274,18 +280,101 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
             fig.set_size_inches(width_in * factor, panel_height * panels)
             if fixed:
                 _relayout(fig)
+            if _turn_crowded_ticks(fig, turned) and fixed:
+                _relayout(fig)
             png, meta = figure_png(fig, scale=scale)
             px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
             if px is not None and px >= 9.0:
-                return png, meta
+                break
             factor *= target / meta["width"]
+        # a drawing that is still too wide (text that does not shrink with
+        # the figure) or whose labels collide is no better than the figure
+        if px is None or px < 9.0 or _texts_collide(fig):
+            return None
         return png, meta
     finally:
         fig.set_size_inches(width_in, height_in)
         for ax, spec in zip(row, specs if row else [], strict=True):
             ax.set_subplotspec(spec)
+        for legend, ncols in columns:
+            legend._ncols = ncols
+        for ax, rotation, aligns in turned:
+            ax.tick_params(axis="x", labelrotation=rotation)
+            for label, align in zip(ax.get_xticklabels(), aligns, strict=False):
+                label.set_horizontalalignment(align)
         if fixed:
             fig.subplots_adjust(**saved)
+
+
+def _drawn_tick_labels(axis: Any) -> list[Any]:
+    """The tick labels ``axis`` draws (not those of ticks beyond its limits)."""
+    ticks = axis._update_ticks()  # what Axis.draw draws
+    return [
+        label
+        for tick in ticks
+        for label in (tick.label1, tick.label2)
+        if label.get_visible() and label.get_text().strip()
+    ]
+
+
+def _visible_texts(fig: Any) -> list[Any]:
+    from matplotlib.text import Text
+
+    ticks = {
+        id(label)
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for label in axis.get_ticklabels(which="both")
+    }
+    texts = [
+        t
+        for t in fig.findobj(Text)
+        if id(t) not in ticks
+        and t.get_visible()
+        and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+    ]
+    for ax in fig.axes:
+        if ax.get_visible():
+            texts += _drawn_tick_labels(ax.xaxis) + _drawn_tick_labels(ax.yaxis)
+    return texts
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width > 1 and height > 1
+
+
+def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) -> bool:
+    """Slant the x tick labels of axes where neighbours collide; True if any."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    done = {id(ax) for ax, _, _ in turned}
+    changed = False
+    for ax in fig.axes:
+        labels = _drawn_tick_labels(ax.xaxis)
+        boxes = sorted(
+            (t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0
+        )
+        if id(ax) in done or not any(map(_overlap, boxes, boxes[1:])):
+            continue
+        aligns = [t.get_horizontalalignment() for t in ax.get_xticklabels()]
+        rotation = labels[0].get_rotation()
+        turned.append((ax, rotation, aligns))
+        ax.tick_params(axis="x", labelrotation=40)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+        changed = True
+    return changed
+
+
+def _texts_collide(fig: Any) -> bool:
+    """Whether any two visible texts of ``fig`` overlap (as last drawn)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in _visible_texts(fig)]
+    return any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 def _one_row(fig: Any) -> list[Any]:
