@@ -13,7 +13,12 @@ and puts that PNG in the output's metadata (``rhn:narrow``). This extension
    figure's ``<img>`` in a ``<picture>`` whose ``<source>`` gives a screen at
    most :data:`PHONE_MEDIA` wide the narrow drawing. The ``<img>`` (the laptop's
    drawing) stays what every other browser, and a reader without JavaScript,
-   gets.
+   gets;
+3. a figure that has no narrow drawing (one whose legend or labels would not
+   fit a phone's column) and whose text a phone would show under 9 px is
+   shown there at the width where its text is 9 px, in a box that scrolls
+   sideways (``rhn-wide-figure``; rhn-site.css and rhn-site.js draw the
+   scroll cue).
 
 The browser tests measure the smallest text of the drawing each size shows
 (``tests/browser/test_reader.py``).
@@ -97,11 +102,52 @@ def picture(html: str, figure: str, narrow: str) -> str:
     return tag.sub(wrap, html)
 
 
+PHONE_COLUMN_PX = 342  # rhn.plots.PHONE_COLUMN_PX
+MIN_TEXT_PX = 9.2
+_IMG = re.compile(
+    r'(?<!type="image/png">)<img\b[^>]*\bsrc="[^"]*_images/([^"/]+\.png)"[^>]*>'
+)
+
+
+def readable_width(png: bytes) -> float | None:
+    """CSS px at which the smallest text of a ``rhn.plots`` PNG is 9 px."""
+    from rhn.plots import png_facts
+
+    width, dpi, pt = png_facts(png)
+    if pt is None or not 0 < pt < float("inf"):
+        return None  # not a figure of the book's style, or one without text
+    return MIN_TEXT_PX * 72 * width / (pt * dpi)
+
+
+def scroll_wide(html: str, images: Path) -> str:
+    """``html`` with each figure too small to read on a phone in a scroll box."""
+
+    def wrap(m: re.Match[str]) -> str:
+        file = images / m.group(1)
+        if m.group(1).endswith("-phone.png") or not file.is_file():
+            return m.group(0)
+        if (
+            html.endswith('">', 0, m.start())
+            and "rhn-wide-figure" in html[max(0, m.start() - 90) : m.start()]
+        ):
+            return m.group(0)  # wrapped by an earlier build
+        need = readable_width(file.read_bytes())
+        if need is None or need <= PHONE_COLUMN_PX:
+            return m.group(0)
+        return (
+            f'<span class="rhn-wide-figure" style="--rhn-read-width: {need:.0f}px">'
+            f"{m.group(0)}</span>"
+        )
+
+    return _IMG.sub(wrap, html)
+
+
 def _write(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    for docname, figures in _figures(app.env).items():
+    for docname in app.env.found_docs:
+        figures = _figures(app.env).get(docname, {})
         page = out / f"{docname}.html"
         if not page.is_file():
             continue
@@ -115,6 +161,7 @@ def _write(app: Any, exception: Exception | None) -> None:
             (out / "_images").mkdir(exist_ok=True)
             shutil.copyfile(narrow, out / "_images" / name)
             new = picture(new, figure, name)
+        new = scroll_wide(new, out / "_images")
         if new != html:
             page.write_text(new, encoding="utf-8")
 

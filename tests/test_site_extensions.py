@@ -197,3 +197,31 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         small, _ = plt.subplots(figsize=(3.2, 2.4))
         assert plots.narrow_png(small) is None
         plt.close("all")
+
+
+def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    narrow_figures = pytest.importorskip("narrow_figures")
+    with matplotlib.rc_context(plots.STYLE):
+        wide, ax = plt.subplots(figsize=(7.2, 3))  # 9 pt ticks: 6 px at 342 px
+        ax.set_xlabel("lag n")
+        small, ax = plt.subplots(figsize=(3.2, 2.4))  # reads on a phone as it is
+        ax.set_xlabel("lag n")
+        for name, fig in (("wide.png", wide), ("small.png", small)):
+            (tmp_path / name).write_bytes(plots.figure_png(fig)[0])
+        plt.close("all")
+    html = '<img src="../_images/wide.png" /><p>x</p><img src="../_images/small.png" />'
+    out = narrow_figures.scroll_wide(html, tmp_path)
+    assert out.count("rhn-wide-figure") == 1
+    need = narrow_figures.readable_width((tmp_path / "wide.png").read_bytes())
+    png = (tmp_path / "wide.png").read_bytes()
+    assert plots.smallest_text_px(png, need) == pytest.approx(9.2)
+    assert f"--rhn-read-width: {need:.0f}px" in out
+    assert '<img src="../_images/small.png" />' in out
+    assert narrow_figures.scroll_wide(out, tmp_path) == out

@@ -79,7 +79,7 @@ document.addEventListener("DOMContentLoaded", () => {
 // side (rhn-site.css draws a shadow inside that edge).
 const SCROLL_BOXES =
   "div.math, .rhn-table-wrap, .pst-scrollable-table-container, dl.py > dt.sig, " +
-  "div.highlight > pre";
+  "div.highlight > pre, .rhn-wide-figure";
 
 function markScroll(box) {
   const more = box.scrollWidth > box.clientWidth + 1;
