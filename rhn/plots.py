@@ -277,6 +277,11 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
             # its height grows less, and shrinks less than its width
             grow = factor * panels
             panel_height = height_in * (min(grow, 1.25) if row else grow**0.5)
+            if row and all(ax.get_aspect() != "auto" for ax in row):
+                # axes of fixed aspect (the complex plane): as tall as their
+                # box at this width, plus room for title and labels
+                box = max(ax.get_aspect() * ax.get_data_ratio() for ax in row)
+                panel_height = min(panel_height, 0.8 * width_in * factor * box + 1.0)
             fig.set_size_inches(width_in * factor, panel_height * panels)
             if fixed:
                 _relayout(fig)
