@@ -70,7 +70,9 @@ document.addEventListener("DOMContentLoaded", () => {
       const main = doc.querySelector('[role="main"]');
       main.replaceChildren(article);
     }
-    return original(doc.documentElement.outerHTML, anchor);
+    // maths as its TeX source reads without MathJax's delimiters: k, not \(k\)
+    const text = original(doc.documentElement.outerHTML, anchor);
+    return text.replace(/\\[()[\]]/g, "");
   };
 });
 
