@@ -10,10 +10,14 @@
    copies), ``rhn-site.css`` leaves one search box and puts the interactive
    figures on a light card in dark mode, ``widget-loader.js`` draws the
    widgets (``_ext/widget_scripts.py``).
-3. MathJax comes from the site: the version pinned in ``package.json`` is
-   copied from ``node_modules`` (``npm ci``) into ``_static/mathjax/``, and
+3. MathJax comes from the site: the version pinned in ``package.json`` (4.x)
+   is copied from ``node_modules`` (``npm ci``) into ``_static/mathjax/``, and
    ``mathjax_path`` in ``_config.yml`` points there. Only the combined
-   ``tex-mml-chtml.js`` and the folders it loads from on demand are copied.
+   ``tex-mml-chtml.js`` and the folders it loads from on demand are copied,
+   and its font's CHTML files (``@mathjax/mathjax-newcm-font``) go to
+   ``_static/mathjax/fonts/``, where ``mathjax3_config`` tells MathJax to look
+   (it would ask a CDN). A page without a formula does not load MathJax
+   (MyST-NB asks Sphinx to put it on every page): 1 MB less on the index.
 
 4. The theme's icons without its 1.5 MB script: pydata-sphinx-theme turns
    every ``<i class="fa-solid fa-bars">`` into an SVG with Font Awesome's
@@ -21,6 +25,9 @@
    written, their tag for that script is removed and they load
    ``rhn-icons.css`` instead: for the icons the site uses (about 20), a CSS
    mask made from the same icon's path, cut from that script.
+
+5. One ``<meta name="viewport">`` a page: Sphinx's basic layout, the
+   pydata theme and the book theme each write one (three in all).
 
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
@@ -37,10 +44,18 @@ from urllib.parse import quote
 from sphinx.errors import ExtensionError
 
 STATIC = Path(__file__).with_name("static")
-MATHJAX = Path(__file__).resolve().parents[1] / "node_modules" / "mathjax" / "es5"
+NODE_MODULES = Path(__file__).resolve().parents[1] / "node_modules"
+MATHJAX = NODE_MODULES / "mathjax"
 # tex-mml-chtml.js and what it may load later: TeX extensions (\require, or
-# packages a page asks for), the CHTML fonts, the menu and accessibility parts
-MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml", "ui", "a11y", "sre")
+# packages a page asks for), the output jax, the menu and accessibility parts
+MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output", "ui", "a11y", "sre")
+# the font's web fonts and the glyph ranges it loads on demand; MathJax finds
+# them at [fonts]/mathjax-newcm-font/chtml, [fonts] = _static/mathjax/fonts
+MATHJAX_FONT = NODE_MODULES / "@mathjax" / "mathjax-newcm-font"
+MATHJAX_FONT_PARTS = ("chtml",)
+# what in a page's HTML needs MathJax: Sphinx's delimiters (mathjax_inline,
+# mathjax_display), amsmath blocks, and MyST-NB's math outputs
+_MATH_MARKS = ("\\(", "\\[", "\\begin{", 'class="math')
 
 
 FONTAWESOME = "scripts/fontawesome.js"  # under _static/, from the theme
@@ -63,6 +78,13 @@ _FAMILY_CLASSES = {
     "fas": ("fa-solid", "fas"),
 }
 _USED = re.compile(r'class="([^"]*\bfa-[^"]*)"')
+_VIEWPORT = re.compile(r'[ \t]*<meta name="viewport"[^>]*>\n?')
+
+
+def one_viewport(html: str) -> str:
+    """``html`` with its first ``<meta name="viewport">`` tag only."""
+    tags = iter(range(1 << 30))
+    return _VIEWPORT.sub(lambda m: m.group(0) if next(tags) == 0 else "", html)
 
 
 def icon_paths(script: str) -> dict[str, dict[str, tuple[int, int, str]]]:
@@ -120,10 +142,11 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
+        lighter = one_viewport(html)
         if ICONS_CSS in html:
-            lighter = _FA_TAG.sub("", html)
-            if lighter != html:
-                page.write_text(lighter, encoding="utf-8")
+            lighter = _FA_TAG.sub("", lighter)
+        if lighter != html:
+            page.write_text(lighter, encoding="utf-8")
     css = icons_css(icon_paths(script.read_text(encoding="utf-8")), used)
     (out / "_static" / ICONS_CSS).write_text(css, encoding="utf-8")
 
@@ -144,7 +167,23 @@ def _unique_scripts(
         if key not in seen:
             seen.add(key)
             unique.append(script)
+    if not has_math(context.get("body", "")):
+        mathjax = app.config.mathjax_path
+        unique = [s for s in unique if not _is_mathjax(s, mathjax)]
     context["script_files"] = unique  # a new list: the builder reuses its own
+
+
+def has_math(body: str) -> bool:
+    """Whether a page's HTML body holds anything MathJax would typeset."""
+    return any(mark in body for mark in _MATH_MARKS)
+
+
+def _is_mathjax(script: Any, mathjax_path: str) -> bool:
+    name = str(getattr(script, "filename", script) or "")
+    body = str((getattr(script, "attributes", {}) or {}).get("body", ""))
+    if body.startswith("window.MathJax"):
+        return True
+    return bool(mathjax_path) and name.endswith(mathjax_path)
 
 
 def _add_static(app: Any, config: Any) -> None:
@@ -152,19 +191,24 @@ def _add_static(app: Any, config: Any) -> None:
 
 
 def _check_mathjax(app: Any) -> None:
-    if app.builder.format == "html" and not (MATHJAX / MATHJAX_PARTS[0]).is_file():
-        raise ExtensionError(
-            f"MathJax is missing from {MATHJAX.parent} (run `npm ci` in the "
-            "repository root): the site serves its own copy"
-        )
+    if app.builder.format != "html":
+        return
+    for folder, part in ((MATHJAX, MATHJAX_PARTS[0]), (MATHJAX_FONT, "chtml")):
+        if not (folder / part).exists():
+            raise ExtensionError(
+                f"{folder / part} is missing (run `npm ci` in the repository "
+                "root): the site serves its own copy of MathJax and its font"
+            )
 
 
 def _copy_mathjax(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     target = Path(app.outdir) / "_static" / "mathjax"
-    for part in MATHJAX_PARTS:
-        source, dest = MATHJAX / part, target / part
+    font_target = target / "fonts" / MATHJAX_FONT.name
+    parts = [(MATHJAX / p, target / p) for p in MATHJAX_PARTS]
+    parts += [(MATHJAX_FONT / p, font_target / p) for p in MATHJAX_FONT_PARTS]
+    for source, dest in parts:
         if source.is_dir():
             shutil.copytree(source, dest, dirs_exist_ok=True)
         else:

@@ -220,6 +220,221 @@ def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
     return data, {"width": round(_png_width(data) / scale)}
 
 
+PHONE_COLUMN_PX = 342
+"""The chapter column's width in CSS px on a 390 px wide phone."""
+
+NARROW_KEY = "rhn:narrow"
+"""Key of :func:`figure_png_for_phone`'s narrower rendering in a PNG output's
+metadata (``{"png": base64, "width": css_pixels}``); the site serves it to
+phones (``_ext/narrow_figures.py``)."""
+
+_PHONE_TEXT_PX = 9.5  # aim a little over 9 px: the tight box can widen a PNG
+
+
+def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | None:
+    """``fig`` redrawn narrower, so its smallest text reads on a phone.
+
+    A figure shown in a phone's column (:data:`PHONE_COLUMN_PX`) is scaled
+    down with its text. When its smallest text would be under 9 CSS px there,
+    the same figure is drawn again at a width where it is not (text sizes
+    unchanged, the axes narrower, the height shrunk by only the square root of
+    the width's factor), at ``scale`` times its dpi (sharp on a 3x screen).
+    Returns :func:`figure_png`'s ``(png, {"width": css_pixels})`` for that
+    drawing, or ``None`` when the figure reads on a phone as it is. The figure
+    is left at its own size and layout.
+    """
+    pt = smallest_text_pt(fig)
+    full_png, full_meta = figure_png(fig, scale=1)
+    shown = min(full_meta["width"], PHONE_COLUMN_PX)
+    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= 9.0:
+        return None
+    width_in, height_in = fig.get_size_inches()
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    # a figure laid out once by tight_layout() holds a place-holder engine,
+    # which does nothing at another size
+    engine = fig.get_layout_engine()
+    fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)
+    saved = {k: getattr(fig.subplotpars, k) for k in _SUBPLOT_PARAMS}
+    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_TEXT_PX  # CSS px wide
+    factor = target / full_meta["width"]
+    row = _one_row(fig)
+    if row:  # a row of panels: one above the other on a phone
+        specs = [ax.get_subplotspec() for ax in row]
+        stacked = fig.add_gridspec(len(row), 1)
+        for i, ax in enumerate(row):
+            ax.set_subplotspec(stacked[i, 0])
+    panels = len(row) or 1
+    # a legend of several columns is wider than a phone: one column
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
+    for legend, _ in columns:
+        legend._ncols = 1
+    turned: list[tuple[Any, float, list[str]]] = []
+    try:
+        for _ in range(3):  # the tight box's width is known after drawing
+            # a panel's width grows by factor * panels when the row stacks;
+            # its height grows less, and shrinks less than its width
+            grow = factor * panels
+            panel_height = height_in * (min(grow, 1.25) if row else grow**0.5)
+            if row and all(ax.get_aspect() != "auto" for ax in row):
+                # axes of fixed aspect (the complex plane): as tall as their
+                # box at this width, plus room for title and labels
+                box = max(ax.get_aspect() * ax.get_data_ratio() for ax in row)
+                panel_height = min(panel_height, 0.8 * width_in * factor * box + 1.0)
+            fig.set_size_inches(width_in * factor, panel_height * panels)
+            if fixed:
+                _relayout(fig)
+            if _turn_crowded_ticks(fig, turned) and fixed:
+                _relayout(fig)
+            png, meta = figure_png(fig, scale=scale)
+            px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
+            if px is not None and px >= 9.0:
+                break
+            factor *= target / meta["width"]
+        # a drawing that is still too wide (text that does not shrink with
+        # the figure) or whose labels collide is no better than the figure
+        if px is None or px < 9.0 or _texts_collide(fig):
+            return None
+        return png, meta
+    finally:
+        fig.set_size_inches(width_in, height_in)
+        for ax, spec in zip(row, specs if row else [], strict=True):
+            ax.set_subplotspec(spec)
+        for legend, ncols in columns:
+            legend._ncols = ncols
+        for ax, rotation, aligns in turned:
+            ax.tick_params(axis="x", labelrotation=rotation)
+            for label, align in zip(ax.get_xticklabels(), aligns, strict=False):
+                label.set_horizontalalignment(align)
+        if fixed:
+            fig.subplots_adjust(**saved)
+
+
+def _drawn_tick_labels(axis: Any) -> list[Any]:
+    """The tick labels ``axis`` draws (not those of ticks beyond its limits)."""
+    ticks = axis._update_ticks()  # what Axis.draw draws
+    return [
+        label
+        for tick in ticks
+        for label in (tick.label1, tick.label2)
+        if label.get_visible() and label.get_text().strip()
+    ]
+
+
+def _visible_texts(fig: Any) -> list[Any]:
+    from matplotlib.text import Text
+
+    ticks = {
+        id(label)
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for label in axis.get_ticklabels(which="both")
+    }
+    texts = [
+        t
+        for t in fig.findobj(Text)
+        if id(t) not in ticks
+        and t.get_visible()
+        and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+    ]
+    for ax in fig.axes:
+        if ax.get_visible():
+            texts += _drawn_tick_labels(ax.xaxis) + _drawn_tick_labels(ax.yaxis)
+    return texts
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width > 1 and height > 1
+
+
+def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) -> bool:
+    """Slant the x tick labels of axes where neighbours collide; True if any."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    done = {id(ax) for ax, _, _ in turned}
+    changed = False
+    for ax in fig.axes:
+        labels = _drawn_tick_labels(ax.xaxis)
+        boxes = sorted(
+            (t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0
+        )
+        if id(ax) in done or not any(map(_overlap, boxes, boxes[1:])):
+            continue
+        aligns = [t.get_horizontalalignment() for t in ax.get_xticklabels()]
+        rotation = labels[0].get_rotation()
+        turned.append((ax, rotation, aligns))
+        ax.tick_params(axis="x", labelrotation=40)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+        changed = True
+    return changed
+
+
+def _texts_collide(fig: Any) -> bool:
+    """Whether any two visible texts of ``fig`` overlap (as last drawn)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in _visible_texts(fig)]
+    return any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def _one_row(fig: Any) -> list[Any]:
+    """The axes of ``fig`` when they are one row of panels of one grid, else []."""
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    if len(axes) < 2 or len(axes) != len(fig.axes):
+        return []
+    specs = [ax.get_subplotspec() for ax in axes]
+    if any(spec is None for spec in specs):
+        return []
+    grid = specs[0].get_gridspec()
+    nrows, ncols = grid.get_geometry()
+    cells = sorted(spec.num1 for spec in specs if spec.num1 == spec.num2)
+    same = all(spec.get_gridspec() is grid for spec in specs)
+    if not same or nrows != 1 or cells != list(range(ncols)):
+        return []
+    return sorted(axes, key=lambda ax: ax.get_subplotspec().num1)
+
+
+_SUBPLOT_PARAMS = ("left", "right", "bottom", "top", "wspace", "hspace")
+
+
+def _relayout(fig: Any) -> None:
+    # a figure without a layout engine keeps its margins as fractions of its
+    # size; at a narrower size they would be too small for the tick labels
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            for _ in range(2):  # the second pass settles the label sizes
+                fig.tight_layout()
+        except (ValueError, RuntimeError):  # axes that tight_layout cannot place
+            pass
+
+
+def figure_png_for_phone(fig: Any) -> tuple[bytes, dict[str, Any]]:
+    """:func:`figure_png`, with :func:`narrow_png`'s drawing in the metadata.
+
+    The display formatter :func:`use_style` installs: the PNG output carries
+    the narrower drawing under :data:`NARROW_KEY` when the figure needs one.
+    """
+    import base64
+
+    png, meta = figure_png(fig)
+    narrow = narrow_png(fig)
+    if narrow is not None:
+        data, narrow_meta = narrow
+        meta = {
+            **meta,
+            NARROW_KEY: {"png": base64.b64encode(data).decode(), **narrow_meta},
+        }
+    return png, meta
+
+
 def use_style() -> None:
     """Use the book's figure style: :data:`STYLE`, and sharp PNGs in notebooks.
 
@@ -243,7 +458,9 @@ def use_style() -> None:
     # load the backend now: the inline backend registers its own PNG
     # formatter when it is first loaded, which would replace ours
     plt.switch_backend(matplotlib.get_backend())
-    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, figure_png_for_phone
+    )
 
 
 def _as_array(name: str, value: object, complex_ok: bool) -> np.ndarray:

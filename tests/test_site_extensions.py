@@ -113,3 +113,115 @@ def test_search_index_takes_the_name_without_its_accent():
     assert mapping["gersgorin"] == {"a", "b"}
     assert mapping["gershgorin"] == {"a", "b", "c"}
     assert mapping["geršgorin"] == {"a", "b"} and mapping["plain"] == {"d"}
+
+
+def test_a_page_keeps_one_viewport_tag_and_loads_mathjax_only_with_maths():
+    html = (
+        '<meta name="viewport" content="width=device-width, initial-scale=1.0" />'
+        '<meta name="viewport" content="width=device-width, initial-scale=1" />\n'
+        "<title>t</title>\n"
+        '  <meta name="viewport" content="width=device-width, initial-scale=1"/>\n'
+    )
+    one = page_scripts.one_viewport(html)
+    assert one.count('name="viewport"') == 1 and "<title>t</title>" in one
+    assert page_scripts.one_viewport(one) == one
+    assert page_scripts.has_math(r'<span class="math notranslate">\(x\)</span>')
+    assert page_scripts.has_math(r"<p>\[ a = b \]</p>")
+    assert not page_scripts.has_math("<p>a page about 2 + 2</p>")
+
+
+def test_mathjax_config_breaks_lines_and_keeps_formulas_out_of_the_tab_order():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    mathjax = config["mathjax3_config"]
+    assert mathjax["output"]["displayOverflow"] == "linebreak"
+    assert mathjax["options"]["a11y"]["inTabOrder"] is False
+    assert mathjax["options"]["menuOptions"]["settings"]["inTabOrder"] is False
+    # the font from the site, not from a CDN
+    assert mathjax["loader"]["paths"]["fonts"] == "[mathjax]/fonts"
+    assert page_scripts.MATHJAX_FONT.name == "mathjax-newcm-font"
+
+
+def test_a_phone_gets_the_narrow_drawing_of_a_figure():
+    narrow_figures = pytest.importorskip("narrow_figures")
+    html = (
+        '<figure><img alt="a plot" src="../_images/abc.png" style="width: 640px;" />'
+        '</figure><img src="../_images/other.png" />'
+    )
+    out = narrow_figures.picture(html, "abc.png", "abc-phone.png")
+    assert out.count("<picture>") == 1
+    assert (
+        '<picture><source media="(max-width: 600px)" srcset="../_images/abc-phone.png"'
+        ' type="image/png"><img alt="a plot" src="../_images/abc.png"'
+    ) in out
+    assert '<img src="../_images/other.png" />' in out  # another figure is left
+    assert narrow_figures.picture(out, "abc.png", "abc-phone.png") == out
+
+
+def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
+    import base64
+    import io
+
+    import matplotlib
+    from PIL import Image
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.9), layout="constrained")
+        for ax in axes:
+            ax.plot([0, 1], [0, 1], label="RHN")
+            ax.legend()
+            ax.set_xlabel("lag n")
+        specs = [ax.get_subplotspec() for ax in axes]
+        png, meta = plots.figure_png_for_phone(fig)
+        # the laptop's drawing is the figure as it was made; its text at a
+        # phone's column would be under 9 px
+        assert plots.smallest_text_px(png, plots.PHONE_COLUMN_PX) < 9
+        narrow = meta[plots.NARROW_KEY]
+        data = base64.b64decode(narrow["png"])
+        shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
+        assert plots.smallest_text_px(data, shown) >= 9
+        assert round(plots.png_facts(data)[1]) == 300  # sharp on a 3x screen
+        # the panels stacked: taller than wide (the row was 2.5 times wider)
+        image = Image.open(io.BytesIO(data))
+        assert image.height > image.width
+        # and the figure is left as it was
+        assert [ax.get_subplotspec() for ax in axes] == specs
+        assert tuple(fig.get_size_inches()) == (7.2, 2.9)
+        # a figure that reads on a phone as it is gets no second drawing
+        small, _ = plt.subplots(figsize=(3.2, 2.4))
+        assert plots.narrow_png(small) is None
+        plt.close("all")
+
+
+def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    narrow_figures = pytest.importorskip("narrow_figures")
+    with matplotlib.rc_context(plots.STYLE):
+        wide, ax = plt.subplots(figsize=(7.2, 3))  # 9 pt ticks: 6 px at 342 px
+        ax.set_xlabel("lag n")
+        small, ax = plt.subplots(figsize=(3.2, 2.4))  # reads on a phone as it is
+        ax.set_xlabel("lag n")
+        for name, fig in (("wide.png", wide), ("small.png", small)):
+            (tmp_path / name).write_bytes(plots.figure_png(fig)[0])
+        plt.close("all")
+    html = '<img src="../_images/wide.png" /><p>x</p><img src="../_images/small.png" />'
+    out = narrow_figures.scroll_wide(html, tmp_path)
+    assert out.count("rhn-wide-figure") == 1
+    need = narrow_figures.readable_width((tmp_path / "wide.png").read_bytes())
+    png = (tmp_path / "wide.png").read_bytes()
+    assert plots.smallest_text_px(png, need) == pytest.approx(9.2)
+    assert f"--rhn-read-width: {need:.0f}px" in out
+    assert '<img src="../_images/small.png" />' in out
+    assert narrow_figures.scroll_wide(out, tmp_path) == out

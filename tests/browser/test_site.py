@@ -94,7 +94,7 @@ def _shot_name(page_path: str, suffix: str = "") -> Path:
 
 
 def _wait_for_mathjax(page: Page) -> None:
-    # MathJax 3 replaces the config object window.MathJax once it has loaded
+    # MathJax (3 and 4) replaces the config object window.MathJax once loaded
     page.wait_for_function(
         "() => !window.MathJax || (window.MathJax.startup && "
         "window.MathJax.startup.promise)",

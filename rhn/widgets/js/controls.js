@@ -1,7 +1,9 @@
 // Sliders and toggles, built from the specification that Python sends
 // (rhn.widgets.interactive._slider / _toggle). Native <input type="range"> elements:
 // continuous (step "any") where the quantity is, keyboard and touch friendly
-// (targets 48 px tall, above the 44 px that mobile guidelines ask).
+// (targets 48 px tall, above the 44 px that mobile guidelines ask), drawn by
+// this CSS (a 26 px thumb; the browser's own is about 16 px, and dark in the
+// site's dark mode on the widget's white card).
 //
 // Layout: the plot first, the controls beside it where the column is wide
 // enough and below it on a phone, each label above its slider, so that plot
@@ -18,9 +20,13 @@ const CSS = `
 .rhn-widget .rhn-controls { flex: 1 1 260px; max-width: 440px; }
 .rhn-widget .rhn-control { display: flex; align-items: center; gap: 0 0.8em; flex-wrap: wrap; }
 .rhn-widget .rhn-control label, .rhn-widget .rhn-control .rhn-label { flex: 1 0 100%; font-size: 0.9em; margin-top: 0.3em; }
-.rhn-widget input[type=range] { flex: 1 1 10em; min-width: 8em; height: 48px; margin: 0; touch-action: pan-y; }
-.rhn-widget input[type=range]::-webkit-slider-thumb { width: 26px; height: 26px; }
-.rhn-widget input[type=range]::-moz-range-thumb { width: 26px; height: 26px; }
+.rhn-widget { color-scheme: light; }
+.rhn-widget input[type=range] { flex: 1 1 10em; min-width: 8em; height: 48px; margin: 0; touch-action: pan-y; -webkit-appearance: none; appearance: none; background: transparent; cursor: pointer; }
+.rhn-widget input[type=range]::-webkit-slider-runnable-track { height: 6px; border-radius: 3px; background: #bbb; }
+.rhn-widget input[type=range]::-moz-range-track { height: 6px; border-radius: 3px; background: #bbb; }
+.rhn-widget input[type=range]::-webkit-slider-thumb { -webkit-appearance: none; appearance: none; width: 26px; height: 26px; margin-top: -10px; border-radius: 50%; background: #0072b2; border: 2px solid #fff; box-shadow: 0 0 0 1px #0072b2; }
+.rhn-widget input[type=range]::-moz-range-thumb { width: 26px; height: 26px; border-radius: 50%; background: #0072b2; border: 2px solid #fff; box-shadow: 0 0 0 1px #0072b2; }
+.rhn-widget input[type=range]:focus-visible { outline: 3px solid #e69f00; outline-offset: 2px; }
 .rhn-widget output { width: 4.5em; font-variant-numeric: tabular-nums; }
 .rhn-widget button { min-height: 48px; min-width: 48px; padding: 0 1em; border: 1px solid #888; background: #fff; color: #222; cursor: pointer; }
 .rhn-widget button[aria-pressed=true] { background: #0072b2; color: #fff; border-color: #0072b2; }

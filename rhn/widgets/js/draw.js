@@ -154,8 +154,12 @@ const powerOfTen = (e) => "10" + String(e).split("").map((c) => SUPERSCRIPT[c]).
  * rhn.widgets.figures.gradient_flow_figure. Returns update(curves, labels).
  */
 export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title, x0 = 0 }) {
-  // point k of a curve is drawn at x = x0 + k (x0 = 1: the lag n counts from 1)
-  const width = 620, height = 400;
+  // point k of a curve is drawn at x = x0 + k (x0 = 1: the lag n counts from 1).
+  // A phone's column (about 342 px) would show 620 units at 0.55 px each and
+  // the 12-unit labels at 6.6 px: there the plot is drawn 400 units wide
+  // (labels at 10 px and more), for the laptop's column 620
+  const phone = typeof window !== "undefined" && window.matchMedia?.("(max-width: 600px)").matches;
+  const width = phone ? 400 : 620, height = phone ? 360 : 400;
   const f = frame(parent, {
     width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 },
     x: [x0, xmax], y: ylim, logY: true,
@@ -170,6 +174,9 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
     x1: f.inner.x0, x2: f.inner.x1, y1: f.py(1), y2: f.py(1),
     stroke: COLORS.baseline, "stroke-dasharray": "2 3",
   }, f.plot);
+  // the dotted line says what it is: a norm of 1, the gradient at the last step
+  text(f.plot, f.inner.x1 - 4, f.py(1) - 4, { "text-anchor": "end", "font-size": 12, fill: "#555" })
+    .textContent = "norm 1";
   const lines = {};
   for (const name of names) {
     lines[name] = svgEl("polyline", {

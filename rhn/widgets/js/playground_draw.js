@@ -63,7 +63,13 @@ export function lossPlot(parent) {
     clear(cv);
     const n = Math.max(losses[0].length, 1);
     const xmax = Math.max(100, 2 ** Math.ceil(Math.log2(n)));
-    const [ylo, yhi] = [-3, 0.5]; // log10 of the loss: room for the legend above 1/6
+    const smoothed = losses.map((data) => smooth(data, window));
+    // log10 of the loss: room for the legend above 1/6, and down to the
+    // lowest running mean (a long run of the RHN goes below 1e-3)
+    let lowest = Infinity;
+    for (const s of smoothed) for (const v of s) if (v > 0) lowest = Math.min(lowest, v);
+    const ylo = Math.max(-8, Math.min(-3, Math.floor(Math.log10(lowest))));
+    const yhi = 0.5;
     const px = (i) => m.left + (i / xmax) * (width - m.left - m.right);
     const py = (v) => {
       const l = Math.min(yhi, Math.max(ylo, Math.log10(Math.max(v, 1e-12))));
@@ -71,7 +77,8 @@ export function lossPlot(parent) {
     };
     ctx.strokeStyle = "#ddd";
     ctx.textAlign = "right";
-    for (let e = ylo; e <= Math.floor(yhi); e++) {
+    const every = Math.ceil((Math.floor(yhi) - ylo + 1) / 5);
+    for (let e = ylo; e <= Math.floor(yhi); e += every) {
       ctx.beginPath();
       ctx.moveTo(m.left, py(10 ** e));
       ctx.lineTo(width - m.right, py(10 ** e));
@@ -87,8 +94,8 @@ export function lossPlot(parent) {
     ctx.strokeRect(m.left, m.top, width - m.left - m.right, height - m.top - m.bottom);
     const series = [
       [COLORS.baseline, [2, 4], null],
-      [COLORS.rhn, [], losses[0]],
-      [COLORS.rnn, [8, 4], losses[1]],
+      [COLORS.rhn, [], smoothed[0]],
+      [COLORS.rnn, [8, 4], smoothed[1]],
     ];
     ctx.lineWidth = 2;
     for (const [colourName, dash, data] of series) {
@@ -99,7 +106,7 @@ export function lossPlot(parent) {
         ctx.moveTo(m.left, py(baseline));
         ctx.lineTo(width - m.right, py(baseline));
       } else {
-        const s = smooth(data, window);
+        const s = data;
         const stride = Math.max(1, Math.floor(s.length / 600));
         for (let i = 0; i < s.length; i += stride) (i ? ctx.lineTo : ctx.moveTo).call(ctx, px(i + 1), py(s[i]));
         if (s.length) ctx.lineTo(px(s.length), py(s[s.length - 1]));
@@ -112,6 +119,9 @@ export function lossPlot(parent) {
     // stays for long
     ctx.textAlign = "left";
     const lx = width - m.right - 330;
+    // on a white box: the curves pass under the legend, not through its text
+    ctx.fillStyle = "rgba(255, 255, 255, 0.88)";
+    ctx.fillRect(lx - 6, m.top + 4, 330, 17 * labels.length + 6);
     labels.forEach((text, i) => {
       const y = m.top + 18 + 17 * i;
       ctx.strokeStyle = series[i][0];
@@ -142,8 +152,17 @@ export function gradientHeatmap(parent) {
     const { ctx, width, height } = cv;
     clear(cv);
     ctx.textAlign = "left";
-    ctx.fillText("gradient norm ‖∂L/∂s‖ at each step t and micro-layer k (last batch)", m.left, 14);
-    if (!rhn) return;
+    // from the left edge: from m.left the title ran past the canvas ("(last batc")
+    ctx.fillText("gradient norm ‖∂L/∂s‖ per step t and micro-layer k (last batch)", 4, 14);
+    if (!rhn) {
+      // before the first step there is no gradient to show: say so
+      ctx.fillStyle = "#f3f3f3";
+      ctx.fillRect(m.left, m.top, width - m.left - m.right, height - m.top - m.bottom);
+      ctx.fillStyle = "#444";
+      ctx.textAlign = "center";
+      ctx.fillText("press play: drawn after the first step", (m.left + width - m.right) / 2, height / 2 + 4);
+      return;
+    }
     let top = -Infinity;
     for (const v of [...rhn, ...rnn]) if (v > 0) top = Math.max(top, Math.log10(v));
     const rows = D + 1;
@@ -188,7 +207,7 @@ export function gateBars(parent) {
     const { ctx, width, height } = cv;
     clear(cv);
     ctx.textAlign = "left";
-    ctx.fillText("mean transform gate t_k (0: carry the state, 1: replace it)", m.left, 14);
+    ctx.fillText("mean transform gate t_k (0: carry the state, 1: replace it)", 4, 14);
     const D = gates.length;
     const h = (height - m.top - m.bottom) / Math.max(D, 1);
     const w = width - m.left - m.right;
