@@ -61,6 +61,7 @@ from .cells import RHN
 
 __all__ = [
     "MODELS",
+    "PRECISIONS",
     "CUDA_MODELS",
     "KNOWN",
     "default_models",

@@ -80,8 +80,10 @@ __all__ = [
     "available",
     "config_for",
     "interpreted",
+    "padded_size",
     "problem",
     "rhn_layer",
+    "triton_next_power_of_2",
 ]
 
 MAX_HIDDEN = 512

@@ -204,7 +204,8 @@ class TrainConfig:
         """The config as a plain dict (JSON-ready); a task object by its name.
 
         A task of your own also adds ``"task_fingerprint"``, a hash of its data
-        (:func:`task_fingerprint`), so that a resume on other data is refused.
+        (``rhn.train.config.task_fingerprint``), so that a resume on other data is
+        refused.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if isinstance(self.task, Task):
