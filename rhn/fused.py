@@ -197,6 +197,28 @@ if triton is not None:
             return tl.full(idx.shape, 1, tl.int1)
         return idx < N
 
+    @triton.jit
+    def _block(
+        B, H: tl.constexpr, GH: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr
+    ):
+        """This program's rows and columns, their masks and offsets.
+
+        Returns ``rows``, ``cols``, ``rmask``, ``cmask``, the ``(BM, BH)`` mask
+        ``m2``, the offsets ``st`` of the block in a ``(B, H)`` slab and ``gt``
+        of its ``H`` block in a ``(B, G*H)`` slab, and the elements of one such
+        slab, ``bh_`` and ``bg_`` (int64: slabs are counted over all steps).
+        """
+        rows = tl.program_id(0) * BM + tl.arange(0, BM)
+        cols = tl.arange(0, BH)
+        rmask = rows < B
+        cmask = _valid(cols, H, BH)
+        m2 = rmask[:, None] & cmask[None, :]
+        st = rows[:, None] * H + cols[None, :]
+        gt = rows[:, None] * GH + cols[None, :]
+        bh_ = tl.cast(B, tl.int64) * H
+        bg_ = tl.cast(B, tl.int64) * GH
+        return rows, cols, rmask, cmask, m2, st, gt, bh_, bg_
+
     # sizes of 1 stay tensors (not specialised); H is a compile-time constant,
     # so that strides and masks are known and loads are vectorised
     _SIZES = ["T", "B", "D"]
@@ -225,16 +247,8 @@ if triton is not None:
         EMULATE: tl.constexpr,
         ACC: tl.constexpr,
     ):
-        rows = tl.program_id(0) * BM + tl.arange(0, BM)
-        cols = tl.arange(0, BH)
-        rmask = rows < B
-        cmask = _valid(cols, H, BH)
-        m2 = rmask[:, None] & cmask[None, :]
         GH = G * H
-        st = rows[:, None] * H + cols[None, :]  # (B, H) offsets of this block
-        gt = rows[:, None] * GH + cols[None, :]  # the H block of a (B, G*H) row
-        bh_ = tl.cast(B, tl.int64) * H  # elements of one (B, H) slab
-        bg_ = tl.cast(B, tl.int64) * GH  # elements of one (B, G*H) slab
+        rows, cols, rmask, cmask, m2, st, gt, bh_, bg_ = _block(B, H, GH, BM, BH)
         s = tl.load(s0_ptr + st, mask=m2, other=0.0).to(ACC)
         for t in range(T):
             for k in range(D):
@@ -340,16 +354,8 @@ if triton is not None:
         EMULATE: tl.constexpr,
         ACC: tl.constexpr,
     ):
-        rows = tl.program_id(0) * BM + tl.arange(0, BM)
-        cols = tl.arange(0, BH)
-        rmask = rows < B
-        cmask = _valid(cols, H, BH)
-        m2 = rmask[:, None] & cmask[None, :]
         GH = G * H
-        st = rows[:, None] * H + cols[None, :]
-        gt = rows[:, None] * GH + cols[None, :]
-        bh_ = tl.cast(B, tl.int64) * H
-        bg_ = tl.cast(B, tl.int64) * GH
+        rows, cols, rmask, cmask, m2, st, gt, bh_, bg_ = _block(B, H, GH, BM, BH)
         zdt = z_ptr.dtype.element_ty
         # g: the gradient of the state leaving the current micro-layer
         g = tl.load(gf_ptr + st, mask=m2, other=0.0).to(ACC)
@@ -462,6 +468,11 @@ def _pad_last(x: torch.Tensor, size: int) -> torch.Tensor:
     if x.shape[-1] == size:
         return x
     return torch.nn.functional.pad(x, (0, size - x.shape[-1]))
+
+
+def _pad_weight(w: torch.Tensor, gates: int, size: int) -> torch.Tensor:
+    """A ``(G*H, H)`` recurrent weight padded to ``(G*size, size)`` with zeros."""
+    return _pad_gates(_pad_last(w, size).t(), gates, size).t()
 
 
 def _unpad_gates(x: torch.Tensor, gates: int, h: int) -> torch.Tensor:
@@ -589,12 +600,11 @@ def _padded(
     P = padded_size(H)
     if P == H:
         return x_proj, s0, mask, list(weights), list(biases)
-    w_p = [_pad_gates(_pad_last(w, P).t(), G, P).t() for w in weights]
     return (
         _pad_gates(x_proj, G, P),
         _pad_last(s0, P),
         None if mask is None else _pad_last(mask, P),
-        w_p,
+        [_pad_weight(w, G, P) for w in weights],
         [_pad_gates(b, G, P) for b in biases],
     )
 
@@ -644,7 +654,7 @@ class TritonLayerFunction(torch.autograd.Function):
         H, P = s0.shape[-1], S.shape[-1]
         G = x_proj.shape[-1] // H
         if P != H:
-            weights = [_pad_gates(_pad_last(w, P).t(), G, P).t() for w in weights]
+            weights = [_pad_weight(w, G, P) for w in weights]
             mask = None if mask is None else _pad_last(mask, P)
         need_weights = any(ctx.needs_input_grad[5:])
         with fast._autocast_off(x_proj.device.type):
