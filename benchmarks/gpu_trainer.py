@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python benchmarks/gpu_trainer.py OUT.json
 
-The adding problem (the book's chapter 10 setting) and the chorales, eager
+The adding problem (the book's chapter 11 setting) and the chorales, eager
 and with ``cuda_graph=True``, with the trainer's own precision (``amp=None``)
 and with ``amp=False``. Writes a JSON record naming the GPU.
 """

@@ -66,7 +66,7 @@ class RHNCell(MicroLayerParameters):
             every experiment of the paper; if ``False`` it has its own weights.
         transform_bias: initial value of the transform-gate biases
             :math:`b_{T,k}` (default ``-3.0``, :data:`rhn.defaults.TRANSFORM_BIAS`,
-            the bias chapter 10 trains with). Negative values start the cell
+            the bias chapter 11 trains with). Negative values start the cell
             close to carrying its state unchanged, which keeps gradients alive
             through time; a deeper cell needs a more negative bias to keep the
             same memory per step (:func:`rhn.defaults.matched_transform_bias`).
@@ -437,7 +437,7 @@ def _triton_suits(device: torch.device) -> bool:
     On a CUDA GPU of compute capability 8.0 or newer with Triton installed:
     there the whole-sequence kernels launch twice per layer where the fast
     path launches thousands of small kernels (see :mod:`rhn.fused`). Measured
-    on an H100 (chapter 11): faster eager in every precision, and faster in a
+    on an H100 (chapter 15): faster eager in every precision, and faster in a
     CUDA graph with bfloat16 or TF32 products (the trainer's default is
     bfloat16); with IEEE float32 products in a CUDA graph the fast path is
     faster, and ``impl="fast"`` picks it.

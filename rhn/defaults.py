@@ -4,12 +4,12 @@ r"""The package's default settings, in one place, and the rule behind the bias.
 ``python -m rhn train`` command line all read their defaults from here, so they
 cannot disagree. The values are the ones the book measured:
 
-- **Transform-gate bias** :math:`b_T = -3` (:data:`TRANSFORM_BIAS`). Chapter 10
+- **Transform-gate bias** :math:`b_T = -3` (:data:`TRANSFORM_BIAS`). Chapter 11
   trains the RHN with it (depth 2, :math:`H = 48`): the adding problem with
   :math:`T = 100` is solved (held-out MSE below 0.01) in all five seeds,
   after 500 to 550 steps, and the temporal-order task reaches 100 % held-out
   accuracy in all five seeds at depths 1 and 2. At :math:`b_T = -2`, the
-  package's earlier default, chapters 8 and 10 measure that an RHN of depth
+  package's earlier default, chapters 8 and 11 measure that an RHN of depth
   3 or more loses gradient per step faster than a tanh RNN with weight scale
   :math:`g = 1` (factor per step 0.75 to 0.77 at :math:`D = 3`, three seeds).
   :class:`rhn.Highway` starts from the same value
@@ -17,7 +17,7 @@ cannot disagree. The values are the ones the book measured:
   stall at :math:`-2` and go further at :math:`-3` in 43 of 50 runs. A
   chapter that uses another value says why (chapter 7's figures and the
   chorales task use :math:`-2`, the paper's Penn Treebank setting).
-- **Recurrence depth** :math:`D = 2` (:data:`DEPTH`), the depth of chapter 10's
+- **Recurrence depth** :math:`D = 2` (:data:`DEPTH`), the depth of chapter 11's
   sweeps. At a fixed parameter budget deeper cells needed more steps there
   (mean steps to solve the adding problem, over the seeds that solved it:
   500, 530, 590 and 750 at :math:`D = 1, 2, 3, 4`) and depth 4 failed one
@@ -28,7 +28,7 @@ bias: each micro-layer multiplies the carried state by :math:`1 - \sigma(b)`,
 so a step of depth :math:`D` keeps :math:`(1 - \sigma(b))^D`.
 :func:`matched_transform_bias` solves for the bias that keeps the carry of a
 reference cell; for very negative biases it is about :math:`b_1 - \ln D`
-(chapter 8, exercise 1; chapter 10, exercise 4).
+(chapter 8, exercise 1; chapter 11, exercise 4).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def matched_transform_bias(
 
         >>> round(matched_transform_bias(10, -2.0), 2)   # chapter 8, exercise 1
         -4.36
-        >>> round(matched_transform_bias(4, -3.0), 1)    # chapter 10, exercise 4
+        >>> round(matched_transform_bias(4, -3.0), 1)    # chapter 11, exercise 4
         -4.4
     """
     depth = _checks.positive_int("depth", depth)

@@ -457,7 +457,7 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
 
     Args:
         path: the JSON file, or the file name of a record shipped with the
-            package (see :mod:`rhn.results`), e.g. ``"09_adding_models.json"``;
+            package (see :mod:`rhn.results`), e.g. ``"adding_models.json"``;
             an existing file of that name in the working directory comes first.
         allow_incomplete: accept a sweep that was interrupted (default:
             ``False``, which raises ``ValueError``).

@@ -8,7 +8,7 @@ commits their JSON records and each chapter reads them back. They live in
 the rocket button, offline) finds them in the installed ``rhn``, and the
 numbers it shows are those of the package version that is installed.
 
-A record is named by its file name, e.g. ``"09_adding_models.json"``::
+A record is named by its file name, e.g. ``"adding_models.json"``::
 
     >>> import rhn.results
     >>> "optstudy.json" in rhn.results.names()
@@ -79,7 +79,7 @@ def load(name: str) -> dict[str, Any]:
     """The shipped record ``name``, parsed from JSON.
 
     Args:
-        name: the record's file name, e.g. ``"09_adding_models.json"``
+        name: the record's file name, e.g. ``"adding_models.json"``
             (see :func:`names`).
 
     Returns:

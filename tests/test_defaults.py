@@ -65,7 +65,7 @@ def test_matched_transform_bias_keeps_the_carry(depth, ref_bias, ref_depth):
 
 def test_matched_transform_bias_numbers_of_the_book():
     assert round(defaults.matched_transform_bias(10, -2.0), 2) == -4.36  # ch. 8, ex. 1
-    assert -4.45 < defaults.matched_transform_bias(4, -3.0) < -4.35  # ch. 10, ex. 4
+    assert -4.45 < defaults.matched_transform_bias(4, -3.0) < -4.35  # ch. 11, ex. 4
     # very negative biases: b ~ b_1 - ln D
     deep = defaults.matched_transform_bias(10, -30.0)
     assert abs(deep - (-30.0 - math.log(10))) < 1e-9

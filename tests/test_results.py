@@ -11,7 +11,7 @@ from rhn import experiments
 
 def test_every_record_loads_and_is_a_json_object():
     names = rhn.results.names()
-    assert "09_adding_models.json" in names and "results-cpu-amd-epyc.json" in names
+    assert "adding_models.json" in names and "results-cpu-amd-epyc.json" in names
     for name in names:
         record = rhn.results.load(name)
         assert isinstance(record, dict) and record, name
@@ -62,15 +62,15 @@ def test_a_corrupt_record_names_the_file(tmp_path, monkeypatch):
 
 def test_load_sweep_takes_a_record_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing of the repository around
-    record = experiments.load_sweep("09_adding_models.json")
-    assert record == rhn.results.load("09_adding_models.json")
+    record = experiments.load_sweep("adding_models.json")
+    assert record == rhn.results.load("adding_models.json")
     assert len(record["runs"]) == 25  # five models, five seeds
     # a file of that name in the working directory comes first
-    (tmp_path / "09_adding_models.json").write_text("{}")
+    (tmp_path / "adding_models.json").write_text("{}")
     with pytest.raises(ValueError, match="not a sweep record"):
-        experiments.load_sweep("09_adding_models.json")
-    (tmp_path / "09_adding_models.json").write_text("{")
-    with pytest.raises(ValueError, match="09_adding_models.json.*not valid JSON"):
-        experiments.load_sweep("09_adding_models.json")
+        experiments.load_sweep("adding_models.json")
+    (tmp_path / "adding_models.json").write_text("{")
+    with pytest.raises(ValueError, match="adding_models.json.*not valid JSON"):
+        experiments.load_sweep("adding_models.json")
     with pytest.raises(FileNotFoundError, match="no record 'missing.json'"):
         experiments.load_sweep("missing.json")

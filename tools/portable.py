@@ -6,7 +6,7 @@ MKL (matrix products) and oneDNN take, and on the number of threads. These
 variables choose the paths, so one machine can stand in for several:
 
     python tools/portable.py list
-    python tools/portable.py notebooks book/05_highway.ipynb book/10_training.ipynb
+    python tools/portable.py notebooks book/05_highway.ipynb book/11_training.ipynb
     python tools/portable.py record spirals --out rhn/_data/results/spirals.json
 
 ``notebooks`` executes every notebook under every variant (as a reader's

@@ -63,12 +63,12 @@ def _optstudy(name: str) -> tuple[dict, dict]:
 
 
 def optstudy_t30() -> tuple[dict, dict]:
-    """Chapter 9: RHN and DT-RNN of depth 1, seed 0, adding problem ``T = 30``."""
+    """Chapter 10: RHN and DT-RNN of depth 1, seed 0, adding problem ``T = 30``."""
     return _optstudy("optstudy.json")
 
 
 def optstudy_t10() -> tuple[dict, dict]:
-    """Chapter 9: the same at ``T = 10``."""
+    """Chapter 10: the same at ``T = 10``."""
     return _optstudy("optstudy_t10.json")
 
 
@@ -91,11 +91,11 @@ def dropout() -> tuple[dict, dict]:
 
 
 def adding_100() -> tuple[dict, dict]:
-    """Chapter 10: the first 100 steps of the RHN of the model sweep, seed 0."""
+    """Chapter 11: the first 100 steps of the RHN of the model sweep, seed 0."""
     from ..experiments import load_sweep, select
     from ..train import TrainConfig, train
 
-    (recorded,) = select(load_sweep("09_adding_models.json"), model="rhn", seed=0)
+    (recorded,) = select(load_sweep("adding_models.json"), model="rhn", seed=0)
     # the record says amp=True, which meant "on CUDA only" when it was written
     config = dataclasses.replace(
         TrainConfig(**recorded["config"]),
@@ -139,7 +139,7 @@ CHECKS: dict[str, Callable[[], tuple[dict, dict]]] = {
 }
 # the record each check retraces, where its measured spread is kept
 RECORDS = {
-    "adding_100": "09_adding_models.json",
+    "adding_100": "adding_models.json",
     "chorales_250": "chorales_models.json",
     "dropout": "optstudy_dropout.json",
     "optstudy_t10": "optstudy_t10.json",
