@@ -38,7 +38,6 @@ LIMIT = 3500
 KNOWN_LONG: dict[str, int] = {
     "08_gradient_flow.ipynb": 3985,
     "11_training.ipynb": 4262,
-    "15_making_it_fast.ipynb": 4511,
 }
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
