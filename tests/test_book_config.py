@@ -41,6 +41,7 @@ CHAPTER_LABELS = {
     "10_optimisation_study": "ch-optimisation-study",
     "11_training": "ch-training",
     "15_making_it_fast": "ch-fast",
+    "16_fast_on_a_gpu": "ch-fast-gpu",
     "12_chorales": "ch-chorales",
     "13_playground": "ch-playground",
     "14_when_to_use": "ch-when",

@@ -37,7 +37,6 @@ LIMIT = 3500
 # be split or cut (issue 29), after which it leaves this list.
 KNOWN_LONG: dict[str, int] = {
     "08_gradient_flow.ipynb": 3985,
-    "15_making_it_fast.ipynb": 4511,
 }
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
