@@ -225,14 +225,20 @@ def train_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="K",
     )
+    option(
+        "--log-csv",
+        "also write one CSV row per step (step, losses, learning rate, time) to "
+        "this file; a resumed run appends to it",
+        metavar="FILE",
+    )
     p.add_argument(
         "--resume",
         metavar="CKPT",
         help="continue the run saved in this checkpoint.pt (or run directory) "
         "with the options it recorded (an own task needs --task again); only "
-        "--threads, --no-progress, --device, --checkpoint-every and --out may "
-        "differ, and a larger --steps extends a finished run at the schedule's "
-        "final learning rate",
+        "--threads, --no-progress, --device, --checkpoint-every, --log-csv and "
+        "--out may differ, and a larger --steps extends a finished run at the "
+        "schedule's final learning rate",
     )
     p.add_argument(
         "--overwrite",
@@ -409,7 +415,7 @@ def sweep_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     p.add_argument("--out", metavar="FILE", help="the JSON file to write (required)")
-    for flag in ("--seed", "--checkpoint-every"):
+    for flag in ("--seed", "--checkpoint-every", "--log-csv"):
         p.add_argument(flag, help=argparse.SUPPRESS)
     p.add_argument(
         "--resume",
@@ -493,6 +499,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     for name, hint in (
         ("seed", "give the seeds with --seeds 0,1,2"),
         ("checkpoint_every", "sweep runs write no checkpoints"),
+        ("log_csv", "the sweep's JSON holds every run's history"),
     ):
         if name in args:
             return fail(f"--{name.replace('_', '-')} is not a sweep option: {hint}")

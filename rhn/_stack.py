@@ -71,6 +71,16 @@ class MicroLayerParameters(nn.Module):
         return getattr(self, f"bias_hh_d{k}")
 
     def forward(self, x: torch.Tensor, s: torch.Tensor | None = None) -> torch.Tensor:
+        """One time step: the state after reading ``x`` from state ``s``.
+
+        Args:
+            x: the input of this step, ``(B, I)`` or unbatched ``(I,)``.
+            s: the incoming state, ``(B, H)`` or ``(H,)``; ``None``: zeros.
+
+        Returns:
+            The new state, ``(B, H)`` (or ``(H,)``), after all ``depth``
+            micro-layers (see the class docstring for the equations).
+        """
         return cell_forward(self, x, s)
 
 
@@ -217,6 +227,23 @@ class StackedRecurrence(nn.Module):
         *,
         masks: DropoutMasks | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run the whole sequence ``x`` through every layer.
+
+        Args:
+            x: ``(T, B, I)``, ``(B, T, I)`` with ``batch_first``, or
+                unbatched ``(T, I)``.
+            state: the initial state of each layer, ``(N, B, H)`` (``(N, H)``
+                unbatched); ``None``: zeros.
+            masks: the variational-dropout masks of :meth:`dropout_masks`
+                (keyword, training mode only); ``None``: fresh masks at every
+                call.
+
+        Returns:
+            ``(output, state)``: ``output`` ``(T, B, H)`` (``(B, T, H)`` with
+            ``batch_first``), the last layer's state after every step;
+            ``state`` ``(N, B, H)``, every layer's final state, which passed
+            back in continues the sequence exactly.
+        """
         return stacked_forward(self, x, state, masks)
 
     def _stack_repr(self) -> list[str]:

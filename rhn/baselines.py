@@ -87,6 +87,18 @@ class _TorchRecurrent(nn.Module):
         return output.transpose(0, 1) if self.batch_first else output
 
     def forward(self, x: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, Any]:
+        """Run the sequence ``x`` through the wrapped torch module.
+
+        Args:
+            x: ``(T, B, I)``, ``(B, T, I)`` with ``batch_first``, or
+                unbatched ``(T, I)``.
+            state: the initial hidden state ``(N, B, H)`` (``(N, H)``
+                unbatched); ``None``: zeros.
+
+        Returns:
+            ``(output, state)``: the last layer's hidden state after every
+            step, ``(T, B, H)``, and every layer's final one, ``(N, B, H)``.
+        """
         x, unbatched, state = self._prepare(x, state)
         output, state = self.rnn(x, state)  # (T, B, H), (N, B, H)
         if unbatched:
@@ -221,6 +233,18 @@ class LSTM(_TorchRecurrent):
         )
 
     def forward(self, x: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, Any]:
+        """Run the sequence ``x`` through the LSTM.
+
+        Args:
+            x: ``(T, B, I)``, ``(B, T, I)`` with ``batch_first``, or
+                unbatched ``(T, I)``.
+            state: the initial pair ``(h, c)``, each ``(N, B, H)``
+                (``(N, H)`` unbatched); ``None``: zeros.
+
+        Returns:
+            ``(output, (h, c))``: ``h`` of the last layer after every step,
+            ``(T, B, H)``, and every layer's final ``h`` and ``c``.
+        """
         x, unbatched, state = self._prepare(x, state)
         output, (h, c) = self.rnn(x, state)
         if unbatched:

@@ -69,7 +69,7 @@ _ONLY_FOR: dict[str, Callable[[str], bool]] = {
 }
 
 # Fields that a sweep sets itself, or that make no sense per run.
-_NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress"}
+_NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress", "log_csv"}
 
 # What load_sweep requires of a record and of each of its runs.
 _RECORD_KEYS = ("call", "complete", "runs", "seconds")
@@ -163,7 +163,7 @@ def _settings(base: TrainConfig, grid: dict[str, list[Any]]) -> list[dict[str, A
 
 
 def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfig:
-    changes = dict(setting, seed=seed, out=None, checkpoint_every=0)
+    changes = dict(setting, seed=seed, out=None, checkpoint_every=0, log_csv=None)
     # a field only some models read is left out for the others (forget_bias
     # of an LSTM is refused with an RHN)
     model = setting.get("model", base.model)
@@ -285,8 +285,9 @@ def sweep(
     that the budget decides the width.
 
     Args:
-        base: the settings every run shares (its ``seed``, ``out`` and
-            ``checkpoint_every`` are replaced: runs write no checkpoints).
+        base: the settings every run shares (its ``seed``, ``out``,
+            ``checkpoint_every`` and ``log_csv`` are replaced: runs write no
+            checkpoints and no CSV; the record holds every history).
         grid: config field name -> list of values, e.g.
             ``{"model": ["rhn", "gru"], "depth": [1, 2]}``. May be empty.
         seeds: the seeds, each run once per combination.

@@ -121,6 +121,7 @@ class Highway(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The highway layer's output for ``x`` of shape ``(*, size)``, same shape."""
         x = _checks.float_tensor("x", x)
         if x.dim() == 0 or x.shape[-1] != self.size:
             raise ValueError(

@@ -6,7 +6,14 @@ sweeps, mixed precision, metrics and a baseline). Two ways to make one:
 
 - write a :class:`~rhn.tasks.Task` whose ``generate`` draws sequences from a
   ``torch.Generator`` (the toy tasks of :mod:`rhn.tasks` are examples);
-- hand a fixed data set of sequences with targets to :func:`tensor_task`.
+- hand a fixed data set of sequences with targets to :func:`tensor_task`
+  (time- or batch-first, one target or ``K`` per sequence or per step, a
+  mask that leaves steps out of the loss).
+
+A ``DataLoader`` of your own is not a task: the trainer draws each batch from
+a generator its checkpoint saves, which is what makes a resume exact, and a
+loader's position and shuffling are not saved. For data that fits in memory,
+concatenate the loader's batches into tensors for :func:`tensor_task`.
 
 On the command line, ``python -m rhn train --task module:function`` imports
 ``module`` and calls ``function()`` for the task (:func:`task_from_spec`).
@@ -44,49 +51,196 @@ from .tasks import Task
 __all__ = ["tensor_task", "task_from_spec"]
 
 
-def _pair(name: str, pair: object) -> tuple[torch.Tensor, torch.Tensor]:
+def _tensors(name: str, value: object) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    """``(inputs, targets)`` or ``(inputs, targets, mask)``: the split ``name``."""
     if (
-        not isinstance(pair, (tuple, list))
-        or len(pair) != 2
-        or not all(isinstance(t, torch.Tensor) for t in pair)
+        not isinstance(value, (tuple, list))
+        or len(value) not in (2, 3)
+        or not all(isinstance(t, torch.Tensor) for t in value[:2])
     ):
-        raise TypeError(f"{name} must be a pair of tensors (inputs, targets)")
-    return pair[0], pair[1]
+        raise TypeError(
+            f"{name} must be a pair of tensors (inputs, targets) or a triple "
+            f"(inputs, targets, mask), got {_what(value)}"
+        )
+    mask = value[2] if len(value) == 3 else None
+    return value[0], value[1], mask
+
+
+def _split_layout(batch_first: bool, readout: str | None, K: int | None) -> str:
+    """The targets' shape in words, e.g. ``(N, T, K)``."""
+    if readout == "last":
+        return "(N, K)" if K else "(N,)"
+    steps = "(N, T" if batch_first else "(T, N"
+    return steps + (", K)" if K else ")")
 
 
 def _check_split(
-    name: str, x: torch.Tensor, y: torch.Tensor, classify: bool
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Check one split's shapes and dtypes; return it on the CPU."""
+    name: str,
+    data: tuple[torch.Tensor, torch.Tensor, Any],
+    *,
+    classify: bool,
+    batch_first: bool,
+    readout: str | None = None,
+    K: int | None = None,
+    step_mask: torch.Tensor | None = None,
+    train: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, str, int | None]:
+    """Check one split and return it time-first on the CPU.
+
+    Returns ``(x (T, N, I), y, mask (T, N) or None, readout, K)``. The
+    training split (``train=True``) decides the readout (unless given) and
+    ``K`` from its targets; the other splits must agree. ``step_mask``: the training
+    data's mask of shape ``(T,)``, which applies to a split given without one.
+    """
+    x, y, m = data
+    layout = "(N, T, I)" if batch_first else "(T, N, I)"
     if x.dim() != 3 or not x.is_floating_point():
         raise ValueError(
-            f"{name} inputs must be a float tensor (T, N, I), got "
-            f"{x.dtype} of shape {_checks.shape_str(x.shape)}"
+            f"{name} inputs must be a float tensor {layout}, got {x.dtype} of shape "
+            f"{tuple(x.shape)}"
         )
+    if batch_first:
+        x = x.transpose(0, 1)
     T, N = x.shape[0], x.shape[1]
     if N == 0 or T == 0:
         raise ValueError(f"{name} must hold sequences, got inputs {tuple(x.shape)}")
-    if y.shape not in ((N,), (T, N)):
+    steps = (N, T) if batch_first else (T, N)
+    shape = tuple(y.shape)
+    if train:  # the training data: the targets say what they are
+        readout, K = _infer_readout(
+            name,
+            shape,
+            steps,
+            N,
+            classify,
+            readout,
+            "(N, T)" if batch_first else "(T, N)",
+            m is not None,
+        )
+    if readout == "last":
+        expected = (N, K) if K else (N,)
+    else:
+        expected = (*steps, K) if K else steps
+    if shape != expected:
         raise ValueError(
-            f"{name} targets must have shape (N,) = ({N},) for one target per "
-            f"sequence or (T, N) = ({T}, {N}) for one per step, got "
-            f"{_checks.shape_str(y.shape)}"
+            f"{name} targets must have shape {_split_layout(batch_first, readout, K)}"
+            f" = {tuple(expected)}"
+            + (
+                ""
+                if K
+                else f" for one target per sequence, or "
+                f"{_split_layout(batch_first, 'all', None)} = {steps} for one "
+                f"per step, or with K outputs a last axis K"
+            )
+            + f", got {tuple(shape)}"
         )
     if classify and (y.is_floating_point() or y.is_complex()):
         raise TypeError(f"{name} targets must be class indices (int) for cross_entropy")
+    if classify and K:
+        raise ValueError(
+            f"{name} targets of shape {tuple(shape)} hold K = {K} outputs "
+            "per sequence or step: that is regression (float targets); class "
+            f"targets are {_split_layout(batch_first, readout, None)}"
+        )
+    if readout == "all" and batch_first:
+        y = y.transpose(0, 1)
+    if m is None and step_mask is not None:
+        m = step_mask if step_mask.shape[0] == T else None
+        if m is None:
+            raise ValueError(
+                f"{name}: the mask (T,) = ({step_mask.shape[0]},) of the training "
+                f"data does not fit its {T} steps; give its own mask as a third "
+                "element (inputs, targets, mask)"
+            )
+    if m is not None:
+        m = _check_mask(name, m, readout, batch_first, T, N)
+    keep = m if m is None or y.dim() == 2 else m.unsqueeze(-1).expand_as(y)
+    picked = y if keep is None else y[keep]
     if not torch.isfinite(x).all() or (
-        y.is_floating_point() and not torch.isfinite(y).all()
+        y.is_floating_point() and not torch.isfinite(picked).all()
     ):
         raise ValueError(f"{name} holds NaN or infinite values")
-    return x.detach().cpu(), y.detach().cpu()
+    if keep is not None:  # what the mask leaves out is never read: zero it
+        y = torch.where(keep, y, torch.zeros((), dtype=y.dtype))
+    x = x.detach().cpu().contiguous()
+    y = y.detach().cpu().contiguous()
+    return x, y, m, readout, K
+
+
+def _infer_readout(
+    name: str,
+    shape: tuple[int, ...],
+    steps: tuple[int, int],
+    N: int,
+    classify: bool,
+    readout: str | None,
+    steps_name: str,
+    masked: bool,
+) -> tuple[str, int | None]:
+    """The readout and the outputs ``K`` (``None``: no last axis) of targets of
+    ``shape``; ``steps`` is ``(T, N)`` or ``(N, T)``."""
+    if readout == "last":
+        return readout, shape[1] if len(shape) == 2 else None
+    if readout == "all":
+        return readout, shape[2] if len(shape) == 3 else None
+    if len(shape) == 3:
+        return "all", shape[2]
+    if len(shape) != 2:
+        return "last", None  # (N,), or a shape the check then refuses
+    per_step = shape == steps
+    # (N, K) is regression only: class labels of that shape are per step
+    # and a mask is only for targets per step
+    per_sequence = shape[0] == N and not ((classify or masked) and per_step)
+    if per_step and per_sequence:
+        raise ValueError(
+            f"{name} targets of shape {tuple(shape)} could be one per "
+            f"step {steps_name} or K = {shape[1]} per sequence (N, K): pass "
+            "readout='all' or readout='last'"
+        )
+    if per_step:
+        return "all", None
+    return ("last", shape[1]) if per_sequence else ("last", None)
+
+
+def _check_mask(
+    name: str, m: object, readout: str, batch_first: bool, T: int, N: int
+) -> torch.Tensor:
+    """A split's mask as a ``(T, N)`` bool tensor: ``True`` where the loss counts."""
+    steps = "(N, T)" if batch_first else "(T, N)"
+    if not isinstance(m, torch.Tensor) or m.dtype != torch.bool:
+        what = f"{m.dtype} tensor" if isinstance(m, torch.Tensor) else _what(m)
+        raise TypeError(
+            f"{name} mask must be a bool tensor (True where the loss counts), got "
+            f"{what}"
+        )
+    if readout == "last":
+        raise ValueError(
+            f"{name} mask is for targets per step: with one target per sequence "
+            "every sequence counts once (leave a sequence out of the data instead)"
+        )
+    if m.shape == (T,):
+        m = m.unsqueeze(1).expand(T, N)
+    elif m.shape == ((N, T) if batch_first else (T, N)):
+        m = m.transpose(0, 1) if batch_first else m
+    else:
+        raise ValueError(
+            f"{name} mask must have shape (T,) = ({T},) or {steps} = "
+            f"{(N, T) if batch_first else (T, N)}, got {tuple(m.shape)}"
+        )
+    if not m.any():
+        raise ValueError(f"{name} mask is False everywhere: no target would count")
+    return m.detach().cpu().contiguous()
 
 
 def tensor_task(
     inputs: torch.Tensor,
     targets: torch.Tensor,
     *,
-    valid: tuple[torch.Tensor, torch.Tensor] | None = None,
-    test: tuple[torch.Tensor, torch.Tensor] | None = None,
+    mask: torch.Tensor | None = None,
+    batch_first: bool = False,
+    readout: str | None = None,
+    valid: tuple[torch.Tensor, ...] | None = None,
+    test: tuple[torch.Tensor, ...] | None = None,
     valid_fraction: float = 0.2,
     loss: str | None = None,
     num_classes: int | None = None,
@@ -99,19 +253,41 @@ def tensor_task(
     the run's seeded generator (so a resumed run draws the same batches); the
     evaluations score the whole validation split and the final ``test_loss``
     the whole test split, at the weights with the best validation loss when
-    ``patience`` is set (as for the chorales). ``seq_len`` and
-    ``eval_samples`` of the config are ignored: the sequences are the data.
+    ``patience`` is set (as for the chorales). The sequences are the data:
+    the config's ``seq_len`` defaults to their length ``T`` and any other
+    value is refused when the run starts; ``eval_samples`` is ignored (the
+    held-out splits are scored whole).
 
     Args:
-        inputs: ``(T, N, I)`` float, the training sequences (time first).
-        targets: ``(N,)`` (one target per sequence, read at the last step) or
-            ``(T, N)`` (one per step). Float targets: regression with mean
-            squared error; integer targets: classes with cross-entropy.
-        valid: ``(inputs, targets)`` of the validation split. Default: the
-            last ``valid_fraction`` of the sequences given, held out.
-        test: ``(inputs, targets)`` of the test split. Default: the
-            validation split (then the final test loss is not independent of
-            the choice of weights: say so when reporting it).
+        inputs: ``(T, N, I)`` float, the training sequences (time first), or
+            ``(N, T, I)`` with ``batch_first=True``.
+        targets: one target per sequence, ``(N,)``, read at the last step;
+            one per step, ``(T, N)`` (``(N, T)`` with ``batch_first``); or
+            either with a last axis of ``K`` outputs, ``(N, K)`` or
+            ``(T, N, K)`` (regression only; ``K = 1`` is the same as none).
+            Float targets: regression with mean squared error; integer
+            targets: classes with cross-entropy.
+        mask: ``None`` (every target counts), or, for targets per step, a
+            bool tensor, ``True`` where the loss counts: ``(T,)`` for the same
+            steps in every sequence (e.g. ``False`` on warm-up steps), or
+            ``(T, N)`` (``(N, T)`` with ``batch_first``) per sequence. Targets
+            it leaves out are never read (they may be NaN). A ``(T,)`` mask
+            applies to every split; a per-sequence one to the training data
+            and the split ``valid_fraction`` holds out (``valid`` and ``test``
+            given apart then need their own).
+        batch_first: ``True`` if ``inputs``, ``targets``, ``mask`` and the
+            splits put the sequences first (default ``False``: time first, as
+            the models of :mod:`rhn` take them).
+        readout: ``"last"`` or ``"all"``, needed only where float 2-D
+            targets without a mask could be either ``(N, K)`` or one per step
+            (batch-first ``(N, T)``, or ``T = N = K``); default: from the
+            shapes.
+        valid: ``(inputs, targets)`` or ``(inputs, targets, mask)`` of the
+            validation split. Default: the last ``valid_fraction`` of the
+            sequences given, held out.
+        test: the test split, like ``valid``. Default: the validation split
+            (then the final test loss is not independent of the choice of
+            weights: say so when reporting it).
         valid_fraction: share of ``inputs`` held out when ``valid`` is not
             given (default 0.2).
         loss: ``"mse"`` or ``"cross_entropy"`` (default: from the targets'
@@ -120,20 +296,36 @@ def tensor_task(
             label in any split, plus one).
         name: the task's name in records and metrics (default ``"tensors"``).
         defaults: :class:`rhn.train.TrainConfig` settings for
-            :meth:`~rhn.train.TrainConfig.for_task` (default none).
+            :meth:`~rhn.train.TrainConfig.for_task` (default none; ``seq_len``
+            is always ``T``).
 
     Returns:
         A :class:`~rhn.tasks.Task` with ``held_out=("valid", "test")``, whose
         ``baseline`` is the loss of the best memoryless predictor fitted on
-        the training split: the training mean (MSE) or the training class
-        frequencies (cross-entropy), scored on the test split.
+        the training split: the training mean of each output (MSE) or the
+        training class frequencies (cross-entropy), scored on the test split
+        (where the mask counts). With a mask, its batches are
+        ``(inputs, targets, mask)``, and the loss averages over the targets
+        the mask keeps. The model it trains takes ``(T, B, I)``.
     """
-    inputs, targets = _pair("inputs, targets", (inputs, targets))
+    batch_first = _checks.boolean("batch_first", batch_first)
+    if readout is not None:
+        readout = _checks.choice("readout", readout, ["last", "all"])
+    x, y, m = _tensors("inputs, targets", (inputs, targets, mask))
     if loss is None:
-        loss = "mse" if targets.is_floating_point() else "cross_entropy"
+        loss = "mse" if y.is_floating_point() else "cross_entropy"
     loss = _checks.choice("loss", loss, ["mse", "cross_entropy"])
     classify = loss == "cross_entropy"
-    x, y = _check_split("the data", inputs, targets, classify)
+    layout = {"classify": classify, "batch_first": batch_first}
+    x, y, m, readout, K = _check_split(
+        "the data", (x, y, m), readout=readout, train=True, **layout
+    )
+    if K == 1:  # one output: the same as none
+        y, K = y.squeeze(-1), None
+    per_step = readout == "all"
+    step_mask = None
+    if mask is not None and isinstance(mask, torch.Tensor) and mask.dim() == 1:
+        step_mask = mask
     if valid is None:
         fraction = _checks.real("valid_fraction", valid_fraction)
         N = x.shape[1]
@@ -144,30 +336,30 @@ def tensor_task(
                 f"the {N} given, got {valid_fraction}"
             )
         splits = {
-            "train": (x[:, : N - k], y[..., : N - k]),
-            "valid": (x[:, N - k :], y[..., N - k :]),
+            "train": _take((x, y, m), slice(0, N - k), per_step),
+            "valid": _take((x, y, m), slice(N - k, N), per_step),
         }
     else:
-        splits = {
-            "train": (x, y),
-            "valid": _check_split("valid", *_pair("valid", valid), classify),
-        }
+        splits = {"train": (x, y, m)}
+        splits["valid"] = _other_split(
+            "valid", valid, readout, K, step_mask, m, **layout
+        )
     splits["test"] = (
         splits["valid"]
         if test is None
-        else _check_split("test", *_pair("test", test), classify)
+        else _other_split("test", test, readout, K, step_mask, m, **layout)
     )
-    I, per_step = x.shape[2], y.dim() == 2
-    for split, (xs, ys) in splits.items():
-        if xs.shape[2] != I or (ys.dim() == 2) != per_step:
+    I = x.shape[2]
+    for split, (xs, _, _) in splits.items():
+        if xs.shape[2] != I:
             raise ValueError(
-                f"{split} must have {I} input features and "
-                f"{'(T, N)' if per_step else '(N,)'} targets like the training data, "
-                f"got inputs {tuple(xs.shape)} and targets {tuple(ys.shape)}"
+                f"{split} must have {I} input features like the training data, got "
+                f"inputs {tuple(xs.shape)}"
             )
     if classify:
-        largest = max(int(ys.max()) for _, ys in splits.values())
-        if min(int(ys.min()) for _, ys in splits.values()) < 0:
+        labels = [_kept(ys, ms, None) for _, ys, ms in splits.values()]
+        largest = max(int(ys.max()) for ys in labels)
+        if min(int(ys.min()) for ys in labels) < 0:
             raise ValueError("class targets must be >= 0")
         C = (
             largest + 1
@@ -178,19 +370,28 @@ def tensor_task(
             raise ValueError(f"num_classes is {C}, but a target is {largest}")
         output_size = C
     else:
-        output_size = 1
+        output_size = K or 1
     baseline = _memoryless_loss(
-        splits["train"][1], splits["test"][1], classify, output_size
+        splits["train"], splits["test"], classify, output_size, K
     )
     if not classify and baseline == 0:
-        value = float(splits["train"][1].reshape(-1)[0])
+        value = float(_kept(*splits["train"][1:], K).reshape(-1)[0])
         raise ValueError(
             f"targets must vary, got every target equal to {value:g}: the baseline "
             "(the loss of predicting a constant) is 0, there is nothing to learn"
         )
-    fingerprint = _io.fingerprint(
-        loss, output_size, *(t for pair in splits.values() for t in pair)
-    )
+    masked = any(ms is not None for _, _, ms in splits.values())
+    parts: list[Any] = [t for xs, ys, _ in splits.values() for t in (xs, ys)]
+    if masked:  # a task without a mask keeps the fingerprint it always had
+        parts += ["mask", *(ms for _, _, ms in splits.values())]
+    fingerprint = _io.fingerprint(loss, output_size, *parts)
+    T = x.shape[0]
+    defaults = dict(defaults or {})
+    if defaults.setdefault("seq_len", T) != T:
+        raise ValueError(
+            f"defaults: seq_len is the data's length T = {T}, got "
+            f"seq_len={defaults['seq_len']!r}"
+        )
 
     def generate(
         num_samples: int,
@@ -201,18 +402,27 @@ def tensor_task(
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float32,
         split: str = "train",
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, ...]:
         """A training batch (``split="train"``) or a whole held-out split."""
         split = _checks.choice("split", split, list(splits))
-        xs, ys = splits[split]
+        if seq_len is not None and seq_len != T:
+            raise ValueError(
+                f"seq_len: task {name!r} holds sequences of T = {T} steps (its "
+                f"data), got seq_len={seq_len}; leave seq_len out (None) for {T}"
+            )
+        xs, ys, ms = splits[split]
         if split == "train":
             B = _checks.positive_int("num_samples", num_samples)
             if generator is None:
                 generator = torch.Generator().manual_seed(_checks.seed("seed", seed))
             index = torch.randint(0, xs.shape[1], (B,), generator=generator)
-            xs, ys = xs[:, index], ys[..., index]
+            xs, ys, ms = _take((xs, ys, ms), index, per_step)
         ys = ys.to(device, dtype) if ys.is_floating_point() else ys.to(device)
-        return xs.to(device, dtype), ys
+        if not masked:
+            return xs.to(device, dtype), ys
+        if ms is None:  # a split without a mask: every target counts
+            ms = torch.ones(xs.shape[:2], dtype=torch.bool)
+        return xs.to(device, dtype), ys, ms.to(device)
 
     return Task(
         name=name,
@@ -220,24 +430,73 @@ def tensor_task(
         input_size=I,
         output_size=output_size,
         loss=loss,
-        readout="all" if per_step else "last",
+        readout=readout,
         baseline=lambda seq_len: baseline,
-        defaults=dict(defaults or {}),
+        defaults=defaults,
         held_out=("valid", "test"),
         fingerprint=fingerprint,
     )
 
 
+def _take(
+    split: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None],
+    index: slice | torch.Tensor,
+    per_step: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The sequences ``index`` of a time-first split (the batch is axis 1 of
+    inputs and masks, and of targets per step; axis 0 of targets per sequence)."""
+    x, y, m = split
+    y = y[:, index] if per_step else y[index]
+    return x[:, index], y, None if m is None else m[:, index]
+
+
+def _other_split(
+    name: str,
+    value: object,
+    readout: str,
+    K: int | None,
+    step_mask: torch.Tensor | None,
+    train_mask: torch.Tensor | None,
+    **layout: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``valid`` or ``test`` given apart, checked against the training data."""
+    data = _tensors(name, value)
+    if data[2] is None and train_mask is not None and step_mask is None:
+        raise ValueError(
+            f"{name}: the training data has a mask per sequence, so {name} needs "
+            "its own: give (inputs, targets, mask)"
+        )
+    if K is None and readout == "last" and data[1].dim() == 2:
+        K = 1  # (N, 1) targets, like the training data's
+    x, y, m, _, K = _check_split(
+        name, data, readout=readout, K=K, step_mask=step_mask, **layout
+    )
+    return x, (y.squeeze(-1) if K == 1 else y), m
+
+
+def _kept(y: torch.Tensor, m: torch.Tensor | None, K: int | None) -> torch.Tensor:
+    """The targets the mask keeps, one row per kept position: ``(M,)`` or ``(M, K)``."""
+    if m is not None:
+        return y[m]
+    return y.reshape(-1) if K is None else y.reshape(-1, K)
+
+
 def _memoryless_loss(
-    train: torch.Tensor, test: torch.Tensor, classify: bool, classes: int
+    train: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None],
+    test: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None],
+    classify: bool,
+    classes: int,
+    K: int | None,
 ) -> float:
-    """The test loss of the best input-ignoring predictor fitted on ``train``."""
+    """The test loss of the best input-ignoring predictor fitted on ``train``:
+    the mean of each output (MSE) or the class frequencies, where masks count."""
+    fit, score = _kept(*train[1:], K), _kept(*test[1:], K)
     if not classify:
-        mean = train.double().mean()
-        return float(((test.double() - mean) ** 2).mean())
-    counts = torch.bincount(train.reshape(-1), minlength=classes).double() + 1.0
+        mean = fit.double().mean(0)  # (K,) or a number
+        return float(((score.double() - mean) ** 2).mean())
+    counts = torch.bincount(fit, minlength=classes).double() + 1.0
     log_p = (counts / counts.sum()).log()  # add-one smoothed class frequencies
-    return float(-log_p[test.reshape(-1)].mean())
+    return float(-log_p[score].mean())
 
 
 # Modules whose functions are never a task: the command line itself.

@@ -403,7 +403,10 @@ class Task:
     Attributes:
         name: the task's name in :data:`TASKS` and on the command line.
         generate: ``generate(num_samples, seq_len, *, seed, generator, device,
-            dtype) -> (inputs, targets)``.
+            dtype) -> (inputs, targets)``, or ``(inputs, targets, mask)``
+            with a bool ``mask`` of shape ``(T, B)`` beside targets per step:
+            the loss then averages over the targets where it is ``True``
+            (:func:`rhn.owntasks.tensor_task` makes such a task).
         input_size: features per time step of the inputs.
         output_size: outputs of the model's head: 1 for regression, the
             number of classes for classification.

@@ -66,7 +66,9 @@ def test_a_budget_in_the_grid_sets_the_width():
     record = sweep(tiny(), {"model": ["rnn", "lstm"], "num_params": [400]}, [0])
     for run in record["runs"]:
         assert run["config"]["hidden_size"] is None
-        core = run["metrics"]["num_params"] - (run["metrics"]["hidden_size"] + 1)
+        core = run["metrics"]["num_params"]  # the core, as the budget counts it
+        head = run["metrics"]["hidden_size"] + 1
+        assert run["metrics"]["num_params_total"] == core + head
         assert abs(core - 400) < 0.2 * 400
     widths = [r["metrics"]["hidden_size"] for r in record["runs"]]
     assert widths[0] > widths[1]  # the RNN is wider at equal size

@@ -37,15 +37,22 @@ def test_readme_examples_run_and_the_loop_learns(capsys, tmp_path, monkeypatch):
 
 
 def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
-    """The section "Your own data": tensors to a trained, reloaded model."""
+    """The section "Your own data": batch-first tensors with a mask to a trained,
+    logged and reloaded model."""
     (block,) = [b for b in python_blocks() if "tensor_task" in b]
-    monkeypatch.chdir(tmp_path)  # it writes runs/sum5
+    monkeypatch.chdir(tmp_path)  # it writes runs/sum3
     namespace: dict = {}
     exec(compile(block, str(README), "exec"), namespace)
-    result, net = namespace["result"], namespace["net"]
-    assert result.metrics["test_loss"] < result.metrics["baseline"]
+    result, net, task = namespace["result"], namespace["net"], namespace["task"]
+    assert result.metrics["test_loss"] < 0.5 * result.metrics["baseline"]
     assert not net.training
-    assert namespace["prediction"].shape == (3,)
+    assert namespace["prediction"].shape == (20, 3)  # (T, B): one per step
     with torch.no_grad():
-        x = namespace["inputs"][:, :3]
+        x = namespace["inputs"][:3].transpose(0, 1)
         torch.testing.assert_close(net(x), result.model(x))
+    # the mask kept steps 0 and 1 out: their targets are never trained on
+    _, _, mask = task.generate(4)
+    assert mask.shape == (20, 4) and not mask[:2].any() and mask[2:].all()
+    rows = (tmp_path / "runs/sum3/log.csv").read_text().splitlines()
+    assert rows[0] == "segment,step,train_loss,lr,valid_loss,seconds"
+    assert len(rows) == 1 + 200  # a header and one row per step

@@ -17,6 +17,8 @@ The pieces, one file each, in the order a run uses them:
   ``diverged`` flag for a loss that explodes while finite, checkpoints that
   resume bit-for-bit on the CPU (also written on Ctrl-C or SIGTERM, see
   ``rhn/train/interrupts.py``), and a callback hook for notebooks.
+- ``rhn/train/loggers.py``: :class:`Logger`, the hook that gets one row per
+  step, and :class:`CSVLogger` (``TrainConfig.log_csv``, ``--log-csv``).
 - ``rhn/train/load.py``: :func:`load_model`, the trained model back from its
   run folder or checkpoint, ready for inference.
 - ``rhn/train/records.py`` (:mod:`rhn.train.records`): what a run leaves in
@@ -42,6 +44,7 @@ Example::
 from ..tasks import Task  # noqa: F401
 from .config import TrainConfig, resolve_device
 from .load import load_model
+from .loggers import CSVLogger, Logger
 from .model import SequenceModel, make_model
 from .records import (
     CHECKPOINT_NAME,
@@ -64,6 +67,8 @@ for _public in (
     load_checkpoint,
     load_model,
     TrainingInterrupted,
+    Logger,
+    CSVLogger,
 ):
     _public.__module__ = __name__
 del _public
@@ -77,6 +82,8 @@ __all__ = [
     "train",
     "load_checkpoint",
     "load_model",
+    "Logger",
+    "CSVLogger",
     "TrainingInterrupted",
     "DIVERGED_FACTOR",
     "CHECKPOINT_NAME",

@@ -1,7 +1,8 @@
 """The configuration of a training run: :class:`TrainConfig` and the device.
 
-Every field has one comment; ``__post_init__`` checks each one, so that a bad
-value fails when the config is made, before any training.
+Every field is documented in the class docstring (``help(TrainConfig)``);
+``__post_init__`` checks each one, so that a bad value fails when the config
+is made, before any training.
 """
 
 from __future__ import annotations
@@ -31,50 +32,97 @@ MAX_WEIGHT_DECAY = 1e4
 class TrainConfig:
     """Everything that defines a training run. The defaults solve the adding problem.
 
-    Use :meth:`for_task` to start from a task's own defaults.
+    Use :meth:`for_task` to start from a task's own defaults. Every field is
+    checked when the config is made, so a bad value fails before any training.
+
+    Attributes:
+        task: a name in :data:`rhn.tasks.TASKS` (``adding``, ``copy``,
+            ``temporal_order``, ``sine_memory``, ``chorales``) or your own
+            :class:`rhn.tasks.Task` (:func:`rhn.owntasks.tensor_task` makes one
+            from tensors).
+        seq_len: sequence length ``T`` handed to the task's generator;
+            ``None``: the task's own default (its ``Task.defaults["seq_len"]``),
+            else 100.
+        model: the recurrent core: ``rhn``, ``dtrnn``, ``lstm``, ``gru`` or
+            ``rnn``.
+        depth: recurrence depth ``D`` of ``rhn`` and ``dtrnn`` (the other models
+            ignore it).
+        hidden_size: ``H``; ``None``: the size whose core has about
+            ``num_params`` parameters.
+        num_params: parameter budget of the recurrent core (the head not
+            counted) when ``hidden_size`` is ``None``; ``metrics["num_params"]``
+            reports the core's actual count.
+        num_layers: stacked recurrent layers ``N``.
+        transform_bias: initial transform-gate bias of the RHN (negative: the
+            cell starts by carrying its state).
+        forget_bias: initial forget-gate bias of the LSTM; ``None``: torch's
+            initialisation. Refused with ``model="rhn"``.
+        steps: optimiser steps, one fresh batch each.
+        batch_size: sequences per step.
+        lr: Adam's learning rate.
+        lr_schedule: ``"constant"`` or ``"cosine"`` (decays to ``lr / 10``).
+        weight_decay: Adam's weight decay.
+        clip: the largest global gradient norm; 0 turns clipping off.
+        eval_every: steps between held-out evaluations.
+        eval_samples: held-out sequences (a fixed set, never trained on).
+        stop_loss: stop early once the held-out loss is below this; ``None``:
+            never.
+        seed: seeds the initial weights, the batches and the held-out set.
+        device: ``auto`` (CUDA, then MPS, then the CPU), ``cpu``, ``cuda``,
+            ``cuda:1``, ``mps``.
+        amp: mixed precision. ``None``: on CUDA only, by the GPU's capability
+            (:mod:`rhn.devices`: bfloat16 on 8.0 and newer, float16 with a
+            GradScaler on 7.x); ``True``: also on the CPU (bfloat16, slower
+            there: it exists so that CI tests the path); ``False``: never.
+        cuda_graph: replay each step from a CUDA graph (:mod:`rhn.graphs`).
+            ``None``: on CUDA wherever the task and the precision allow it;
+            ``True`` insists (refused with the reason where it cannot);
+            ``False`` never.
+        threads: torch CPU threads (small models are fastest on 1); ``None``:
+            torch's own choice.
+        out: directory for ``metrics.json`` and ``checkpoint.pt``; ``None``:
+            nothing written.
+        checkpoint_every: also write the checkpoint every this many steps (0:
+            only at the end and on an interrupt).
+        progress: show a ``tqdm`` progress bar with the live loss.
+        dropout: the RHN's variational dropout rate (input, state and
+            output); 0: off.
+        patience: stop early after this many evaluations without a better
+            held-out loss, keeping the best weights; 0: off.
+        log_csv: a CSV file that gets one row per step (step, losses,
+            learning rate, time; :class:`rhn.train.CSVLogger`); a resumed run
+            appends to it. ``None``: no file.
     """
 
-    # a name in rhn.tasks.TASKS (adding, copy, temporal_order, chorales) or your
-    # own rhn.tasks.Task (rhn.tasks.tensor_task makes one from tensors)
     task: str | Task = "adding"
-    # sequence length T handed to the task's generator; None: the task's own
-    # default (its Task.defaults["seq_len"]), else 100
     seq_len: int | None = None
-    model: str = "rhn"  # recurrent core: rhn, dtrnn, lstm, gru or rnn
-    depth: int = DEPTH  # recurrence depth D of rhn and dtrnn (ignored by the others)
-    hidden_size: int | None = 48  # H; None: matched to num_params
-    num_params: int | None = None  # parameter budget of the core if hidden_size is None
-    num_layers: int = 1  # stacked recurrent layers N
-    transform_bias: float = TRANSFORM_BIAS  # initial RHN transform-gate bias (carry)
-    forget_bias: float | None = None  # initial LSTM forget-gate bias; None: torch's
-    steps: int = 1000  # optimiser steps, one fresh batch each
-    batch_size: int = 64  # sequences per step
-    lr: float = 5e-3  # Adam learning rate
-    lr_schedule: str = "cosine"  # "constant" or "cosine" (decays to lr / 10)
-    weight_decay: float = 0.0  # Adam weight decay
-    clip: float = 1.0  # max global gradient norm; 0 turns clipping off
-    eval_every: int = 100  # steps between held-out evaluations
-    eval_samples: int = 1000  # held-out sequences (fixed, never trained on)
-    stop_loss: float | None = None  # stop early once the held-out loss is below
-    seed: int = 0  # seeds the initial weights, the batches and the held-out set
-    device: str = "auto"  # auto (cuda > mps > cpu), cpu, cuda, cuda:1, mps
-    # mixed precision: None on CUDA only, by capability (rhn.devices: bfloat16 on
-    # 8.0+, float16 + GradScaler on 7.x); True also on the CPU (bfloat16, slower
-    # there: it exists so CI tests the path)
+    model: str = "rhn"
+    depth: int = DEPTH
+    hidden_size: int | None = 48
+    num_params: int | None = None
+    num_layers: int = 1
+    transform_bias: float = TRANSFORM_BIAS
+    forget_bias: float | None = None
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 5e-3
+    lr_schedule: str = "cosine"
+    weight_decay: float = 0.0
+    clip: float = 1.0
+    eval_every: int = 100
+    eval_samples: int = 1000
+    stop_loss: float | None = None
+    seed: int = 0
+    device: str = "auto"
     amp: bool | None = None
-    # replay each step from a CUDA graph (rhn.graphs): None (default) on CUDA
-    # wherever the task and the precision allow it (the book's adding problem
-    # trains about 5x faster so on an H100), True insists, False never
     cuda_graph: bool | None = None
-    threads: int | None = (
-        1  # torch CPU threads (small models: 1 is fastest); None: torch's
-    )
-    out: str | None = None  # directory for metrics.json and checkpoint.pt
-    checkpoint_every: int = 0  # also checkpoint every this many steps (0: at end)
-    progress: bool = True  # show a tqdm progress bar with the live loss
-    dropout: float = 0.0  # RHN variational dropout (input, state, output); 0: off
-    patience: int = 0  # early stop after this many evaluations without a better
-    # held-out loss, keeping the best weights; 0: off
+    threads: int | None = 1
+    out: str | None = None
+    checkpoint_every: int = 0
+    progress: bool = True
+    dropout: float = 0.0
+    patience: int = 0
+    log_csv: str | None = None
 
     def __post_init__(self) -> None:
         task = get_task(self.task)
@@ -179,6 +227,17 @@ class TrainConfig:
                 )
         self.dropout = _checks.probability("dropout", self.dropout)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
+        if self.log_csv is not None:
+            if not isinstance(self.log_csv, (str, os.PathLike)):
+                raise TypeError(
+                    f"log_csv must be a file path or None, got "
+                    f"{type(self.log_csv).__name__}"
+                )
+            self.log_csv = os.fspath(self.log_csv)
+            if not self.log_csv.strip():
+                raise ValueError(
+                    f"log_csv must be a file name or None, got {self.log_csv!r}"
+                )
 
     @classmethod
     def for_task(cls, task: str | Task, **overrides: Any) -> TrainConfig:
@@ -231,8 +290,7 @@ def task_fingerprint(task: Task, seq_len: int) -> str:
         splits += [{"split": name} for name in task.held_out]
     for extra in splits:
         try:
-            x, y = task.generate(4, seq_len, seed=0, **extra)
-            parts += [x, y]
+            parts += list(task.generate(4, seq_len, seed=0, **extra))
         except Exception as err:  # training will report it; the hash notes it
             parts.append(type(err).__name__)
     return _io.fingerprint(*parts)

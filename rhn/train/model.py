@@ -51,6 +51,12 @@ class SequenceModel(nn.Module):
         self.head.to(device=ref.device, dtype=ref.dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The prediction for the sequences ``x`` of shape ``(T, B, I)``.
+
+        Returns ``(B,)`` or ``(B, out_features)`` with ``readout="last"``,
+        ``(T, B)`` or ``(T, B, out_features)`` with ``readout="all"``
+        (``out_features == 1`` is squeezed).
+        """
         output, _ = self.core(x)  # (T, B, H)
         if self.readout == "last":
             output = output[-1]  # (B, H)
@@ -93,7 +99,14 @@ def make_model(
     return model
 
 
-def loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def loss(
+    task: Task,
+    prediction: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The task's loss of a batch; with a ``mask`` (``(T, B)`` bool, targets per
+    step), the mean over the targets it keeps."""
     prediction = prediction.float()  # the loss in float32 even under autocast
     if task.loss == "frame_nll":  # piano rolls, padding marked in the targets
         return chorales.task_loss(prediction, target)
@@ -105,40 +118,81 @@ def loss(task: Task, prediction: torch.Tensor, target: torch.Tensor) -> torch.Te
             f"{tuple(prediction.shape)} ({task.loss}, readout={task.readout!r}); "
             "give one target per sequence (B,) or per step (T, B)"
         )
+    if mask is not None:
+        return _masked_loss(task, prediction, target, mask)
     if task.loss == "mse":
         return F.mse_loss(prediction, target.float())
     return F.cross_entropy(prediction.reshape(-1, task.output_size), target.reshape(-1))
+
+
+def _masked_loss(
+    task: Task, prediction: torch.Tensor, target: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    steps = tuple(prediction.shape[:2])
+    if task.readout != "all" or mask.dtype != torch.bool or mask.shape != steps:
+        raise ValueError(
+            f"task {task.name!r}: its mask must be a bool tensor (T, B) = {steps} "
+            f"beside targets per step (readout='all'), got a {mask.dtype} mask of "
+            f"shape {tuple(mask.shape)} with readout={task.readout!r}"
+        )
+    count = mask.sum().clamp(min=1)
+    if task.loss == "mse":
+        error = (prediction - target.float()) ** 2  # (T, B) or (T, B, K)
+        keep = mask if error.dim() == 2 else mask.unsqueeze(-1).expand_as(error)
+        count = count * (1 if error.dim() == 2 else error.shape[-1])
+        return torch.where(keep, error, 0.0).sum() / count
+    per_target = F.cross_entropy(
+        prediction.reshape(-1, task.output_size),
+        torch.where(mask, target, 0).reshape(-1),  # left-out labels are never read
+        reduction="none",
+    )
+    return torch.where(mask.reshape(-1), per_target, 0.0).sum() / count
 
 
 @torch.no_grad()
 def evaluate(
     model: nn.Module,
     task: Task,
-    data: tuple[torch.Tensor, torch.Tensor],
+    data: tuple[torch.Tensor, ...],
     autocast: Callable[[], contextlib.AbstractContextManager],
     chunk: int = 1024,
 ) -> dict[str, float]:
-    """Held-out loss (and accuracy for one-label classification), by chunks."""
+    """Held-out loss (and accuracy for one-label classification), by chunks.
+
+    ``data`` is ``(inputs, targets)`` or ``(inputs, targets, mask)``; with a
+    mask the loss is the mean over the targets it keeps, over all chunks.
+    """
     was_training = model.training
     model.eval()
-    x, y = data
+    x, y = data[0], data[1]
+    mask = data[2] if len(data) > 2 else None
     if task.loss == "frame_nll":  # a whole split at once: NLL per frame
         with autocast():
             pred = model(x)
         model.train(was_training)
         return {"test_loss": loss(task, pred, y).item()}
-    B = y.shape[-1]
-    total, correct = 0.0, 0
+    axis = 0 if task.readout == "last" else 1  # the batch axis of the targets
+    B = y.shape[axis]
+    total, correct, weight = 0.0, 0, 0
     for start in range(0, B, chunk):
-        xb, yb = x[:, start : start + chunk], y[..., start : start + chunk]
+        xb, yb = (
+            x[:, start : start + chunk],
+            y.narrow(axis, start, min(chunk, B - start)),
+        )
         with autocast():
             pred = model(xb)
-        n = yb.shape[-1]
-        total += loss(task, pred, yb).item() * n
+        if mask is None:
+            n = yb.shape[axis]
+            total += loss(task, pred, yb).item() * n
+        else:
+            mb = mask[:, start : start + chunk]
+            n = int(mb.sum())
+            total += loss(task, pred, yb, mb).item() * n
+        weight += n
         if task.loss == "cross_entropy" and task.readout == "last":
             correct += (pred.argmax(-1) == yb).sum().item()
     model.train(was_training)
-    out = {"test_loss": total / B}
+    out = {"test_loss": total / max(weight, 1)}
     if task.loss == "cross_entropy" and task.readout == "last":
         out["test_accuracy"] = correct / B
     return out

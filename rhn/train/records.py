@@ -58,7 +58,15 @@ LOCK_NAME = "run.lock"
 # computes. ``steps`` may grow too (checked apart: see check_resume).
 # A step replayed from a CUDA graph runs the same kernels as an eager one.
 RESULT_NEUTRAL = frozenset(
-    {"out", "progress", "device", "checkpoint_every", "threads", "cuda_graph"}
+    {
+        "out",
+        "progress",
+        "device",
+        "checkpoint_every",
+        "threads",
+        "cuda_graph",
+        "log_csv",
+    }
 )
 
 

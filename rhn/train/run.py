@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,11 @@ from torch import nn
 
 from .. import _checks, _cli, devices
 from ..baselines import count_parameters
-from ..tasks import get_task
+from ..tasks import Task, get_task
 from . import records
 from .config import TrainConfig, resolve_device
 from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
+from .loggers import CSVLogger, Logger
 from .model import check_memory, evaluate, make_model
 from .model import loss as task_loss
 
@@ -47,7 +48,11 @@ class TrainResult:
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
             final held-out loss), ``baseline``, ``diverged`` (see
             :func:`train`), ``steps``, ``seconds``, ``device``,
-            ``num_params``, ``hidden_size``, ... With ``patience``, the model
+            ``num_params`` (the recurrent core's parameters, the count
+            ``TrainConfig.num_params`` budgets), ``num_params_total`` (with
+            the head), ``hidden_size``, ... (A record without
+            ``num_params_total`` predates it: its ``num_params`` counts the
+            head too.) With ``patience``, the model
             is the one of the best evaluation, ``best_step`` says when that
             was and ``test_loss`` is its held-out loss. On a task with
             ``held_out`` splits (the chorales), the evaluations score the
@@ -78,6 +83,7 @@ def train(
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
     resume: str | Path | None = None,
     overwrite: bool = False,
+    loggers: Sequence[Logger] = (),
 ) -> TrainResult:
     """Train the model ``config`` describes on its task; return model, history, metrics.
 
@@ -100,7 +106,12 @@ def train(
             goes on at the schedule's final learning rate, and the record's
             ``run.segments`` say which call trained which steps.
         overwrite: replace a different run already in ``config.out``
-            (default ``False``: refused, as on the command line).
+            (default ``False``: refused, as on the command line); a
+            :class:`~rhn.train.CSVLogger` then starts its file anew.
+        loggers: :class:`~rhn.train.Logger` objects that get one row per step
+            (step, losses, learning rate, time); ``config.log_csv`` adds a
+            :class:`~rhn.train.CSVLogger`. They may refuse the run before any
+            work (e.g. a CSV file of another run).
 
     Returns:
         A :class:`TrainResult`. With ``config.out`` set, also writes
@@ -140,6 +151,16 @@ def train(
         resume_path = Path(resume)
         if resume_path.is_dir():
             resume_path = resume_path / records.CHECKPOINT_NAME
+    loggers = _loggers(config, loggers)
+    info: dict[str, Any] = {
+        "columns": list(log_columns(get_task(config.task))),
+        "start_step": 0 if state is None else int(state["step"]),
+        "resumed": state is not None,
+        "overwrite": overwrite,
+        "config": config.to_dict(),
+    }
+    for logger in loggers:  # before the folder is claimed: a refusal costs nothing
+        logger.check(info)
     lock, run_id = None, None
     if config.out is not None:
         out = _cli.writable_dir("out", config.out)
@@ -155,13 +176,57 @@ def train(
             run = _Run(config, run_id=run_id)
             if state is not None:
                 run.restore(state, resume_path)
-            run.fit(callback)
+            info["segment"] = len(run.segments)
+            started: list[Logger] = []
+            try:
+                for logger in loggers:
+                    logger.start(info)
+                    started.append(logger)
+                run.loggers = started
+                run.fit(callback)
+            finally:
+                for logger in started:
+                    logger.close()
             if run.signal is not None:
                 raise run.interrupted()
             return run.finish()
     finally:
         if lock is not None:
             lock.release()
+
+
+def _loggers(config: TrainConfig, loggers: Sequence[Logger]) -> list[Logger]:
+    """The loggers given, checked, plus the CSV file of ``config.log_csv``."""
+    if isinstance(loggers, Logger) or not isinstance(loggers, (list, tuple)):
+        raise TypeError(
+            "loggers must be a list of rhn.train.Logger objects, got "
+            f"{type(loggers).__name__}"
+        )
+    for i, logger in enumerate(loggers):
+        if not isinstance(logger, Logger):
+            raise TypeError(
+                f"loggers[{i}] must be a rhn.train.Logger (e.g. CSVLogger(path)), "
+                f"got {type(logger).__name__}"
+            )
+    extra = [] if config.log_csv is None else [CSVLogger(config.log_csv)]
+    return [*loggers, *extra]
+
+
+def log_columns(task: Task) -> dict[str, str]:
+    """The columns of a logged row, each with the key of the step's event it
+    reads (the evaluations of a task with held-out splits score validation)."""
+    held = "test" if task.held_out is None else "valid"
+    columns = {
+        "segment": "segment",
+        "step": "step",
+        "train_loss": "train_loss",
+        "lr": "lr",
+        f"{held}_loss": "test_loss",
+    }
+    if task.loss == "cross_entropy" and task.readout == "last":
+        columns[f"{held}_accuracy"] = "test_accuracy"
+    columns["seconds"] = "seconds"
+    return columns
 
 
 DIVERGED_FACTOR = 10.0
@@ -188,6 +253,20 @@ class _Run:
         # The order of these draws fixes the run: weights first, then data.
         torch.manual_seed(config.seed)  # initial weights (and dropout masks)
         self.model = make_model(config, device=self.device)
+        # Two independent streams: even seeds train, odd seeds test.
+        self.batches = torch.Generator().manual_seed(2 * config.seed)
+        held_out = {}
+        if self.task.held_out is not None:  # a fixed data set: its validation split
+            held_out = {"split": self.task.held_out[0]}
+        self.test_data = self.task.generate(
+            config.eval_samples,
+            config.seq_len,
+            seed=2 * config.seed + 1,
+            device=self.device,
+            **held_out,
+        )
+        # a task whose batches carry a mask: (inputs, targets, mask)
+        self.masked = len(self.test_data) == 3
         lr: float | torch.Tensor = config.lr
         self.use_graph = self._use_graph()
         capturable = self.use_graph and self.device.type == "cuda"
@@ -202,18 +281,6 @@ class _Run:
         self.schedule_steps = config.steps  # kept when a resume extends the run
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, _schedule(config, self.schedule_steps)
-        )
-        # Two independent streams: even seeds train, odd seeds test.
-        self.batches = torch.Generator().manual_seed(2 * config.seed)
-        held_out = {}
-        if self.task.held_out is not None:  # a fixed data set: its validation split
-            held_out = {"split": self.task.held_out[0]}
-        self.test_data = self.task.generate(
-            config.eval_samples,
-            config.seq_len,
-            seed=2 * config.seed + 1,
-            device=self.device,
-            **held_out,
         )
         self.best: dict[str, Any] | None = None  # best held-out loss (patience)
         self._setup_precision()
@@ -233,6 +300,8 @@ class _Run:
         # One entry per call of train() on this run: which steps it trained.
         self.segments: list[dict[str, Any]] = []
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
+        self.loggers: list[Logger] = []  # started by train, one row per step
+        self.columns = log_columns(self.task)
 
     def _setup_precision(self) -> None:
         """Mixed precision by the GPU's capability (:func:`rhn.devices.precision`).
@@ -259,6 +328,8 @@ class _Run:
             return bool(config.cuda_graph)
         if self.device.type != "cuda" or self.task.loss == "frame_nll":
             return False
+        if self.masked:  # the captured step takes (inputs, targets) only
+            return False
         version = torch.torch_version.TorchVersion(torch.__version__)
         scaled = devices.precision(self.device, config.amp).grad_scaler
         return version >= (2, 4) and not scaled
@@ -269,6 +340,12 @@ class _Run:
                 f"cuda_graph=True cannot replay task {self.task.name!r}: its "
                 "batches are padded to their longest sequence (shapes change every "
                 "step) and its loss counts frames on the CPU; set cuda_graph=False"
+            )
+        if self.masked:
+            raise ValueError(
+                f"cuda_graph=True cannot replay task {self.task.name!r}: its batches "
+                "carry a mask, which the captured step does not take; set "
+                "cuda_graph=False"
             )
         # The captured optimizer step reads the learning rate from one tensor;
         # before torch 2.4 the LR scheduler replaced that tensor instead of
@@ -388,17 +465,23 @@ class _Run:
         """One optimiser step on a fresh batch; returns the batch's loss."""
         config = self.config
         self.step += 1
-        x, y = self.task.generate(
+        x, y, *rest = self.task.generate(
             config.batch_size,
             config.seq_len,
             generator=self.batches,
             device=self.device,
         )
+        mask = rest[0] if rest else None
+        if self.use_graph and mask is not None:
+            raise ValueError(
+                f"task {self.task.name!r}: a training batch carries a mask but its "
+                "held-out set does not; a task with masks gives them in every batch"
+            )
         if self.use_graph:
             return self._graphed_step(x, y)
         with self.autocast():
             prediction = self.model(x)
-        loss = task_loss(self.task, prediction, y)
+        loss = task_loss(self.task, prediction, y, mask)
         loss_value = loss.item()
         if not math.isfinite(loss_value):
             self._check_batch(x, y)  # bad data is not a learning rate to lower
@@ -584,6 +667,11 @@ class _Run:
                     and scores["test_loss"] < config.stop_loss
                 ) or self.out_of_patience()
             self.seconds = time.perf_counter() - start
+            if self.loggers:
+                event.update(segment=len(self.segments) - 1, seconds=self.seconds)
+                row = {col: event.get(key) for col, key in self.columns.items()}
+                for logger in self.loggers:
+                    logger.log(row)
             if bar is not None:
                 self._show_progress(bar, event)
             if callback is not None:
@@ -651,7 +739,10 @@ class _Run:
             "steps": self.step,
             "seconds": self.seconds,
             "device": _device_name(self.device),
-            "num_params": count_parameters(self.model),
+            # the core's parameters, as TrainConfig.num_params counts them;
+            # records written before num_params_total counted the head too
+            "num_params": count_parameters(self.model.core),
+            "num_params_total": count_parameters(self.model),
             "hidden_size": self.model.core.hidden_size,
         }
         if "test_accuracy" in history:
