@@ -1,6 +1,6 @@
 """Sphinx extension: the pages with widgets draw them with a small loader.
 
-A page with widgets (chapters 4, 7 and 8) holds the widget state that
+A page with widgets (chapters 4, 7 and 9) holds the widget state that
 MyST-NB saves from the executed notebook. The Jupyter way to draw it is
 require.js plus the ipywidgets HTML widget manager (``embed-amd.js``, 4.4 MB)
 plus anywidget's front end, all to run one ES module of about 85 KB. Our

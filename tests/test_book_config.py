@@ -38,6 +38,7 @@ CHAPTER_LABELS = {
     "06_rhn_cell": "ch-rhn-cell",
     "07_rhn_jacobian": "ch-rhn-jacobian",
     "08_gradient_flow": "ch-gradient-flow",
+    "09_gradient_training": "ch-gradient-training",
     "10_optimisation_study": "ch-optimisation-study",
     "11_training": "ch-training",
     "15_making_it_fast": "ch-fast",

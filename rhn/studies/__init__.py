@@ -9,7 +9,7 @@ result is committed as a record of the package (:mod:`rhn.results`).
 - :mod:`rhn.studies.spirals`: deep plain against deep highway networks on two
   interleaved spirals (chapter 5).
 - :mod:`rhn.studies.race`: RNN, LSTM, GRU and RHN trained briefly on the adding
-  problem, with gradient norms before and after (chapter 8).
+  problem, with gradient norms before and after (chapter 9).
 - :mod:`rhn.studies.memory`: the five models on a long memory under noise,
   each at the learning rate its own search chose (the chapter "When to use an
   RHN").

@@ -1,7 +1,7 @@
 """``python -m rhn.studies NAME --seeds 0-9 --out FILE``: run one study, write JSON.
 
 NAME is ``spirals`` (chapter 5; ``spirals20``: its exercise at depth 20),
-``race`` (chapter 8), ``memory`` (the chapter "When to use an RHN": its
+``race`` (chapter 9), ``memory`` (the chapter "When to use an RHN": its
 learning-rate search runs from seeds 100 and 101 whatever ``--seeds`` says),
 or ``rerun`` with
 ``--check CHECK``, one of the live reruns of :mod:`rhn.studies.reruns`. The

@@ -1,4 +1,4 @@
-r"""A short race on the adding problem, gradient norms before and after (chapter 8).
+r"""A short race on the adding problem, gradient norms before and after (chapter 9).
 
 RNN, LSTM (forget-gate bias from PyTorch's initialisation, and +1), GRU and an
 RHN (``D = 3``, ``b_T = -4``) at one parameter budget (an LSTM with 32 units)

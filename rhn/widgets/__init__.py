@@ -15,7 +15,7 @@ Where each part lives (one hop from here):
   :func:`example_rhn_jacobian`, :func:`gradient_flow_curves`);
 - ``rhn.widgets.interactive``: the widgets (:func:`rnn_discs_widget`,
   chapter 4; :func:`rhn_jacobian_widget`, chapter 7;
-  :func:`gradient_flow_widget`, chapter 8);
+  :func:`gradient_flow_widget`, chapter 9);
 - ``rhn.widgets.figures``: the same figures drawn by matplotlib, the PNG
   that front ends without widgets (PDF, nbconvert) show;
 - ``rhn.widgets.playground``: the training playground of chapter 13

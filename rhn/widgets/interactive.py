@@ -217,7 +217,7 @@ def gradient_flow_widget(
     seed: int = 0,
     ylim: tuple[float, float] = (1e-16, 1e2),
 ) -> InteractiveFigure:
-    """Chapter 8: gradient norm versus lag under a transform-gate bias slider.
+    """Chapter 9: gradient norm versus lag under a transform-gate bias slider.
 
     The browser redoes the RHN curve of
     :func:`rhn.widgets.gradient_flow_curves` for any bias in [-10, 10]; the

@@ -253,7 +253,7 @@ def rhn_jacobian_data(
 
 
 # ---------------------------------------------------------------------------
-# chapter 8: gradient norm versus lag
+# chapter 9: gradient norm versus lag
 # ---------------------------------------------------------------------------
 
 _BATCH = 2  # sequences in the batch of the gradient-flow figure
@@ -314,7 +314,7 @@ def gradient_flow_curves(
     hidden_size: int = 16,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """The curves of the chapter 8 figure, by :func:`rhn.gradflow.gradient_norms`.
+    """The curves of the chapter 9 figure, by :func:`rhn.gradflow.gradient_norms`.
 
     Freshly initialised models (seeded, float64) read the same random batch
     of 2 sequences of ``steps`` steps; the loss is the package's default

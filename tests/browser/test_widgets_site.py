@@ -1,10 +1,10 @@
 """The interactive figures of the built site compute what the package computes.
 
-For each page with an ``rhn.widgets`` figure (chapters 4, 7 and 8): the
+For each page with an ``rhn.widgets`` figure (chapters 4, 7 and 9): the
 numbers saved in the page are the package's (the figure was built with the
 defaults), and at several slider settings, between grid points too, the
 spectral radius, disc centres and radii (chapters 4 and 7) or the gradient
-norms (chapter 8) that the browser computed agree with ``rhn.analysis`` /
+norms (chapter 9) that the browser computed agree with ``rhn.analysis`` /
 ``rhn.gradflow`` to 1e-9 relative (``widget_checks.REL``; the issue asks for
 1e-6). Redraw times go to
 ``test-output/browser/redraw-ms.json``. Run by ``make browser``.

@@ -44,7 +44,7 @@ const FIGURES = {
       return spectrumNumbers(sp);
     };
   },
-  // chapter 8: gradient norm versus lag; the RNN and LSTM curves come from Python
+  // chapter 9: gradient norm versus lag; the RNN and LSTM curves come from Python
   gradient_flow(d, el) {
     const update = logCurvesPlot(el, {
       names: ["rnn", "lstm", "rhn"],
