@@ -13,11 +13,9 @@ body (an admonition, a dropdown solution) are prose and count. A word is a
 run of non-space characters holding a letter or a digit, so inline maths such
 as ``$b_T = -3$`` counts as the words it is written with.
 
-Exit status 1 when a page has more than :data:`LIMIT` words and is not one of
-:data:`KNOWN_LONG`, the pages already over the limit when the limit came (to
-be shortened; a page that falls under the limit must leave the list, and the
-unit test in ``tests/test_prose_words.py`` says so). The same test runs this
-count on the book, so CI (``pytest``) enforces it.
+Exit status 1 when a page has more than :data:`LIMIT` words; no page is
+exempt. ``tests/test_prose_words.py`` runs this count on the book, so CI
+(``pytest``) enforces it.
 """
 
 from __future__ import annotations
@@ -32,11 +30,6 @@ BOOK = ROOT / "book"
 
 LIMIT = 3500
 """The most visible prose words a page may have (a close read of about 20 min)."""
-
-# Pages over LIMIT on the day the limit came, with their count then: each is to
-# be split or cut (issue 29), after which it leaves this list.
-KNOWN_LONG: dict[str, int] = {
-}
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
@@ -138,8 +131,8 @@ def counts(paths: list[Path] | None = None) -> dict[str, int]:
 
 
 def over_limit(words: dict[str, int], limit: int = LIMIT) -> list[str]:
-    """The pages over ``limit`` that are not known exceptions (:data:`KNOWN_LONG`)."""
-    return sorted(n for n, w in words.items() if w > limit and n not in KNOWN_LONG)
+    """The pages over ``limit``."""
+    return sorted(n for n, w in words.items() if w > limit)
 
 
 def main(argv: list[str]) -> int:
@@ -147,7 +140,7 @@ def main(argv: list[str]) -> int:
     for name, n in sorted(words.items(), key=lambda kv: -kv[1]):
         note = ""
         if n > LIMIT:
-            note = "  over the limit" + (" (known)" if name in KNOWN_LONG else "")
+            note = "  over the limit"
         print(f"{n:6d}  {name}{note}")
     print(f"{sum(words.values()):6d}  in all (limit {LIMIT} per page)")
     bad = over_limit(words)
