@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+import rhn.results
 from rhn import tasks
 
 
@@ -104,3 +105,32 @@ def test_trains_through_the_package_trainer():
     result = train(config)
     assert 0.0 <= result.history["test_accuracy"][-1] <= 1.0
     assert result.metrics["baseline"] == pytest.approx(math.log(4))
+
+
+def test_a_study_record_grows_by_a_model_and_keeps_what_it_had():
+    from rhn.studies import memory
+
+    tiny = dict(lrs=(1e-2,), search_seeds=(9,), steps=2, eval_every=2, seq_len=12)
+    first = memory.run([0], models={"GRU": ("gru", {})}, **tiny)
+    more = memory.run([0], models={"RNN": ("rnn", {})}, **tiny)
+    grown = memory.extend(first, more, note="why")
+    assert list(grown["settings"]["models"]) == ["GRU", "RNN"]
+    assert grown["runs"][:1] == first["runs"] and grown["runs"][1:] == more["runs"]
+    assert grown["search"] == first["search"] + more["search"]
+    assert grown["chosen_lr"] == {"GRU": 1e-2, "RNN": 1e-2}
+    assert grown["extended"][0]["models"] == ["RNN"]
+    assert grown["extended"][0]["note"] == "why"
+    assert "extended" not in first  # the first record is not changed in place
+    with pytest.raises(ValueError, match="more: repeats the models"):
+        memory.extend(first, first, note="")
+    longer = memory.run([0], models={"RNN": ("rnn", {})}, **{**tiny, "steps": 4})
+    with pytest.raises(ValueError, match=r"other settings \(steps\)"):
+        memory.extend(first, longer, note="")
+
+
+def test_the_shipped_record_holds_the_carry_matched_lstm():
+    record = rhn.results.load("sine_memory.json")
+    (added,) = record["extended"]
+    assert added["models"] == ["LSTM $b_f$=2.28"]
+    runs = [r for r in record["runs"] if r["model"] == "LSTM $b_f$=2.28"]
+    assert sorted(r["seed"] for r in runs) == record["settings"]["seeds"]

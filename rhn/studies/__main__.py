@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", help="with rerun: the check's name")
     parser.add_argument("--seeds", default="0-9", help="0-9 or 0,1,2")
     parser.add_argument("--out", required=True, help="JSON file to write (atomically)")
+    parser.add_argument(
+        "--models",
+        help="with memory: only these models, comma-separated labels of "
+        "rhn.studies.memory.MODELS (default: all)",
+    )
     args = parser.parse_args(argv)
     try:
         seeds = parse_seeds(args.seeds)
@@ -40,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         _io.check_writable(out, "--out")
     except ValueError as e:
         parser.error(str(e))
+    if args.models and args.study != "memory":
+        parser.error(f"--models: only the memory study takes it, got {args.study!r}")
     if args.study == "rerun":
         from . import reruns
 
@@ -51,7 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     elif args.study == "memory":
         from . import memory
 
-        record = memory.run(seeds, progress=True)
+        models = memory.MODELS
+        if args.models:
+            labels = [m.strip() for m in args.models.split(",")]
+            unknown = [m for m in labels if m not in memory.MODELS]
+            if unknown:
+                parser.error(
+                    f"--models: expected labels from {list(memory.MODELS)}, "
+                    f"got {unknown}"
+                )
+            models = {m: memory.MODELS[m] for m in labels}
+        record = memory.run(seeds, models=models, progress=True)
         record["command"] = "python -m rhn.studies " + " ".join(
             sys.argv[1:] if argv is None else argv
         )

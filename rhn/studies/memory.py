@@ -27,6 +27,9 @@ Example::
     >>> run_ = record["runs"][0]
     >>> run_["model"], run_["lr"], run_["history"]["eval_step"]
     ('GRU', 0.01, [2, 4])
+
+A record can grow by a model, with the first record's settings, and say so in
+its ``extended`` list (:func:`extend`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "LSTM $b_f$=1": ("lstm", {"forget_bias": 1.0}),
     "GRU": ("gru", {}),
     "RHN D=2": ("rhn", {"depth": 2, "transform_bias": -3.0}),
+    # the forget-gate bias that gives the LSTM the RHN's carry per step at
+    # initialisation: sigma(b_f) = (1 - sigma(-3))^2 = 0.907, b_f = 2.28
+    "LSTM $b_f$=2.28": ("lstm", {"forget_bias": 2.28}),
 }
 
 LRS = (1e-3, 3e-3, 1e-2)
@@ -161,3 +167,42 @@ def run(
             if progress:
                 print(label, "seed", seed, round(r["accuracy"], 3), flush=True)
     return {"settings": settings, "search": search, "chosen_lr": chosen, "runs": runs}
+
+
+def extend(record: dict[str, Any], more: dict[str, Any], note: str) -> dict[str, Any]:
+    """``record`` with the models of ``more`` added (a run of the same study).
+
+    ``more`` must have been made with the same settings but for its models
+    (the same task, budget, steps, rates and seeds) and must not repeat a
+    model of ``record``; nothing of ``record`` changes but the lists it
+    grows. ``note`` says when, where and why the models were added.
+    """
+    fixed = {k: v for k, v in record["settings"].items() if k != "models"}
+    other = {k: v for k, v in more["settings"].items() if k != "models"}
+    if fixed != other:
+        changed = sorted(
+            k for k in fixed.keys() | other.keys() if fixed.get(k) != other.get(k)
+        )
+        raise ValueError(f"more: made with other settings ({', '.join(changed)})")
+    added = more["settings"]["models"]
+    repeated = sorted(set(added) & set(record["settings"]["models"]))
+    if repeated:
+        raise ValueError(f"more: repeats the models {repeated}")
+    out = dict(record)
+    out["settings"] = {
+        **record["settings"],
+        "models": {**record["settings"]["models"], **added},
+    }
+    out["search"] = record["search"] + more["search"]
+    out["runs"] = record["runs"] + more["runs"]
+    out["chosen_lr"] = {**record["chosen_lr"], **more["chosen_lr"]}
+    out["extended"] = [
+        *record.get("extended", []),
+        {
+            "models": list(added),
+            "command": more.get("command"),
+            "machine": more.get("machine"),
+            "note": note,
+        },
+    ]
+    return out
