@@ -264,39 +264,34 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         stacked = fig.add_gridspec(len(row), 1)
         for i, ax in enumerate(row):
             ax.set_subplotspec(stacked[i, 0])
-    panels = len(row) or 1
     # a legend of several columns is wider than a phone: one column
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
     columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
     for legend, _ in columns:
         legend._ncols = 1
     turned: list[tuple[Any, float, list[str]]] = []
+    import warnings
+
     try:
-        for _ in range(3):  # the tight box's width is known after drawing
-            # a panel's width grows by factor * panels when the row stacks;
-            # its height grows less, and shrinks less than its width
-            grow = factor * panels
-            panel_height = height_in * (min(grow, 1.25) if row else grow**0.5)
-            if row and all(ax.get_aspect() != "auto" for ax in row):
-                # axes of fixed aspect (the complex plane): as tall as their
-                # box at this width, plus room for title and labels
-                box = max(ax.get_aspect() * ax.get_data_ratio() for ax in row)
-                panel_height = min(panel_height, 0.8 * width_in * factor * box + 1.0)
-            fig.set_size_inches(width_in * factor, panel_height * panels)
-            if fixed:
-                _relayout(fig)
-            if _turn_crowded_ticks(fig, turned) and fixed:
-                _relayout(fig)
-            png, meta = figure_png(fig, scale=scale)
-            px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
-            if px is not None and px >= 9.0:
-                break
-            factor *= target / meta["width"]
+        # a layout engine that cannot fit the axes at the narrower size warns
+        # and leaves them where they were: no phone drawing then, and no
+        # warning on the page for a drawing that is thrown away
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            px, png, meta = _narrow_drawing(
+                fig, row, fixed, turned, factor, target, width_in, height_in, scale
+            )
+            readable = px is not None and px >= 9.0 and not _texts_collide(fig)
+        collapsed = False
+        for w in caught:
+            if str(w.message).startswith(_COLLAPSED):
+                collapsed = True
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         # a drawing that is still too wide (text that does not shrink with
-        # the figure) or whose labels collide is no better than the figure
-        if px is None or px < 9.0 or _texts_collide(fig):
-            return None
-        return png, meta
+        # the figure), whose labels collide or that no layout engine could lay
+        # out is no better than the figure
+        return (png, meta) if readable and not collapsed else None
     finally:
         fig.set_size_inches(width_in, height_in)
         for ax, spec in zip(row, specs if row else [], strict=True):
@@ -309,6 +304,46 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
                 label.set_horizontalalignment(align)
         if fixed:
             fig.subplots_adjust(**saved)
+
+
+# the start of matplotlib's warning when constrained layout gives up
+_COLLAPSED = "constrained_layout not applied"
+
+
+def _narrow_drawing(
+    fig: Any,
+    row: list[Any],
+    fixed: bool,
+    turned: list[tuple[Any, float, list[str]]],
+    factor: float,
+    target: float,
+    width_in: float,
+    height_in: float,
+    scale: int,
+) -> tuple[float | None, bytes, dict[str, int]]:
+    """:func:`narrow_png`'s drawing: (smallest text in px, PNG, its width)."""
+    panels = len(row) or 1
+    for _ in range(3):  # the tight box's width is known after drawing
+        # a panel's width grows by factor * panels when the row stacks;
+        # its height grows less, and shrinks less than its width
+        grow = factor * panels
+        panel_height = height_in * (min(grow, 1.25) if row else grow**0.5)
+        if row and all(ax.get_aspect() != "auto" for ax in row):
+            # axes of fixed aspect (the complex plane): as tall as their
+            # box at this width, plus room for title and labels
+            box = max(ax.get_aspect() * ax.get_data_ratio() for ax in row)
+            panel_height = min(panel_height, 0.8 * width_in * factor * box + 1.0)
+        fig.set_size_inches(width_in * factor, panel_height * panels)
+        if fixed:
+            _relayout(fig)
+        if _turn_crowded_ticks(fig, turned) and fixed:
+            _relayout(fig)
+        png, meta = figure_png(fig, scale=scale)
+        px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
+        if px is not None and px >= 9.0:
+            break
+        factor *= target / meta["width"]
+    return px, png, meta
 
 
 def _drawn_tick_labels(axis: Any) -> list[Any]:

@@ -199,6 +199,41 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         plt.close("all")
 
 
+def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
+    """A block of complex-plane panels beside a sweep, as in the chapter on
+    Gersgorin's theorem, cannot be laid out at a phone's width: no phone
+    drawing, and none of matplotlib's warnings about the discarded attempt
+    reach the page."""
+    import warnings
+
+    import matplotlib
+    import torch
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig = plt.figure(figsize=(7.2, 5.0), layout="constrained")
+        axd = fig.subplot_mosaic(
+            [["0", "1", "s"], ["2", "3", "s"]], width_ratios=[1, 1, 1.5]
+        )
+        J = torch.diag(torch.linspace(-3, 3, 6)) + 0.5
+        for k in "0123":
+            plots.plot_spectrum(J, ax=axd[k], legend=False, title=f"$g = {k}$")
+        for top in (10, 2, 3):
+            axd["s"].plot([0, 1], [1, top], label=f"curve {top}")
+        axd["s"].set(xlabel="weight scale $g$", ylabel="size", yscale="log")
+        axd["s"].legend()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert plots.narrow_png(fig) is None
+        assert [str(w.message) for w in caught] == []
+        assert tuple(fig.get_size_inches()) == (7.2, 5.0)
+        plt.close("all")
+
+
 def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     import matplotlib
 
