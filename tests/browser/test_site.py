@@ -273,3 +273,30 @@ def test_search_finds_gershgorin_in_every_spelling() -> None:
     accented = pages("geršgorin")
     assert len(accented) >= 5, f"Geršgorin is on {len(accented)} pages"
     assert pages("gershgorin") >= accented and pages("gersgorin") >= accented
+
+
+# chapters (by their file's stem, which keeps its number and name) that define
+# a term, against one that only uses it; the defining sections carry a main
+# index entry ({index} in the chapter), which the search ranks above text hits
+DEFINED_IN = {"carry gate": (("06_", "07_"), "12_")}
+
+
+@pytest.mark.parametrize("query", sorted(DEFINED_IN))
+def test_search_ranks_the_defining_chapters_first(browser, base_url, query) -> None:  # noqa: ANN001
+    defining, user = DEFINED_IN[query]
+    with Visit(browser, base_url, "search.html?q=" + query.replace(" ", "+")) as v:
+        v.page.wait_for_function(
+            "() => /Search finished/.test(document.body.innerText)", timeout=30000
+        )
+        links = v.page.eval_on_selector_all(
+            "#search-results li a", "(as) => as.map((a) => a.getAttribute('href'))"
+        )
+    pages = [Path(href.split("#")[0].split("?")[0]).name for href in links]
+    first = {
+        p: pages.index(next(x for x in pages if x.startswith(p))) for p in defining
+    }
+    assert user not in pages[: len(defining)], pages
+    assert any(x.startswith(user) for x in pages), pages  # still found
+    assert max(first.values()) < min(
+        i for i, x in enumerate(pages) if x.startswith(user)
+    ), pages
