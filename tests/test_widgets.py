@@ -169,7 +169,21 @@ def test_png_fallback_follows_the_setting():
         lambda ax, **v: widgets.rnn_discs_figure(ax, hidden_size=4, **v),
         {"scale": 2.2, "init": "identity"},
         figsize=(4.8, 4.6),
+        dpi=216,
     )
+
+
+def _png_width(png: bytes) -> int:
+    return int.from_bytes(png[16:20], "big")  # the IHDR chunk's width
+
+
+def test_the_png_beside_a_widget_is_sharp_at_3x():
+    """Shown 345 px wide (4.8 in at 72 dpi), it has 3 times the pixels."""
+    fig = widgets.rnn_discs_widget(hidden_size=4)
+    data, metadata = fig._repr_mimebundle_()
+    png = base64.b64decode(data["image/png"])
+    assert metadata["image/png"] == {"width": "346px"}
+    assert abs(_png_width(png) - 3 * 346) <= 2  # 4.8 in at 216 dpi: 1036 px
 
 
 # --- the browser's numerics, run by node, agree with the package -------------
