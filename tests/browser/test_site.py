@@ -300,3 +300,30 @@ def test_search_ranks_the_defining_chapters_first(browser, base_url, query) -> N
     assert max(first.values()) < min(
         i for i, x in enumerate(pages) if x.startswith(user)
     ), pages
+
+
+# when the page's first interactive figure was drawn, and when the page fired
+# DOMContentLoaded (which waits for the deferred MathJax script to run)
+_DRAW_TIMES_JS = """
+window.rhnTimes = {};
+document.addEventListener('DOMContentLoaded', () => {
+    window.rhnTimes.dom_content_loaded = performance.now();
+});
+new MutationObserver(() => {
+    const drawn = document.querySelector('.rhn-widget[data-rhn-numbers]');
+    if (!window.rhnTimes.drawn && drawn) window.rhnTimes.drawn = performance.now();
+}).observe(document, {subtree: true, childList: true, attributes: true});
+"""
+
+
+@pytest.mark.parametrize("page_path", _widget_pages())
+def test_figures_are_drawn_before_mathjax_runs(browser, base_url, page_path) -> None:  # noqa: ANN001
+    """Draw first, typeset later: the widget loader does not wait for MathJax."""
+    with Visit(browser, base_url, "search.html") as v:  # a page without figures
+        page = v.context.new_page()
+        page.add_init_script(_DRAW_TIMES_JS)
+        page.goto(base_url + page_path)
+        page.wait_for_selector(".rhn-widget[data-rhn-numbers]", timeout=60000)
+        page.wait_for_function("() => window.rhnTimes.dom_content_loaded")
+        times = page.evaluate("() => window.rhnTimes")
+    assert times["drawn"] < times["dom_content_loaded"], times
