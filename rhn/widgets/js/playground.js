@@ -164,7 +164,8 @@ function render({ model, el }) {
     gen += 1;
     const D = values.depth;
     run = { steps: 0, losses: [[], []], last: [null, null], error: null, log_lr: values.log_lr, H: d.rnn[D - 1].hidden_size };
-    timed = { start: null, steps: 0 };
+    // a run reset while playing is timed from now
+    timed = { start: playing ? performance.now() : null, steps: 0 };
     rate = 0;
     send({ type: "reset", gen, setting: setting(values) });
     if (playing) send({ type: "play", stopAt: stopAt() });
