@@ -11,7 +11,8 @@ widgets are all anywidget widgets, whose state carries that module (the
    site as ``_static/widget-loader.js``, see ``_ext/page_scripts.py``) on
    every page with widgets instead: ``_config.yml`` names it in
    ``nb_ipywidgets_js``. It imports each widget's module and calls its
-   ``render`` with a small model (see the file's header);
+   ``render`` with a small model (see the file's header), as soon as the
+   page is parsed: the figures are drawn before the deferred MathJax runs;
 2. keeps the figure's PNG (the starting setting, drawn by matplotlib) next to
    the widget view in the page, with class ``rhn-widget-fallback``: MyST-NB
    would keep only the view, so a reader without JavaScript would see

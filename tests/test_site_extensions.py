@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -260,3 +261,65 @@ def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     assert f"--rhn-read-width: {need:.0f}px" in out
     assert '<img src="../_images/small.png" />' in out
     assert narrow_figures.scroll_wide(out, tmp_path) == out
+
+
+def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path):
+    """A small book built with the two extensions: ``{ref}`` to a chapter gives
+    "chapter N" (title as tooltip), ``{cite:t}`` links "Authors [year]"."""
+    sphinx_app = pytest.importorskip("sphinx.application")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'sphinxcontrib.bibtex', 'citations',"
+        " 'chapter_refs']\n"
+        "bibtex_bibfiles = ['refs.bib']\n"
+        "bibtex_reference_style = 'rhn_author_year'\n"
+        "bibtex_default_style = 'rhn_author_year'\n"
+    )
+    (src / "refs.bib").write_text(
+        "@article{zilly2017, author = {Zilly, J. and Srivastava, R. and"
+        " Koutn{\\'\\i}k, J. and Schmidhuber, J.}, title = {Recurrent Highway"
+        " Networks}, journal = {ICML}, year = {2017}}\n"
+    )
+    (src / "index.md").write_text(
+        "# Book\n\n```{toctree}\n:numbered:\none\ntwo\nback\n```\n"
+    )
+    (src / "one.md").write_text("(ch-one)=\n# The first chapter\n\nText.\n")
+    (src / "back.md").write_text("(back)=\n# Notation\n\nText.\n")
+    (src / "two.md").write_text(
+        "(ch-two)=\n# The second chapter\n\n(sec-two)=\n## A section\n\n"
+        "As {ref}`ch-one` showed.\n\n"
+        "{ref}`ch-one` starts it.\n\n"
+        "Chapters {ref}`ch-one` and {ref}`ch-two` agree.\n\n"
+        "Both ({ref}`ch-one`, {ref}`ch-two`).\n\n"
+        "Unchanged: {ref}`sec-two`, {ref}`the first <ch-one>`.\n\n"
+        "{cite:t}`zilly2017` and {cite:p}`zilly2017`.\n\n"
+        "```{bibliography}\n```\n"
+    )
+    out = tmp_path / "html"
+    app = sphinx_app.Sphinx(
+        str(src),
+        str(src),
+        str(out),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+    )
+    app.build()
+    html = (out / "two.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "As chapter\xa01 showed." in text  # a no-break space
+    text = text.replace("\xa0", " ")
+    assert "Chapter 1 starts it." in text
+    assert "Chapters 1 and 2 agree." in text
+    assert "Both (chapters 1, 2)." in text
+    assert "Unchanged: A section, the first." in text
+    assert 'title="The first chapter"' in html
+    # {cite:t}: one link around authors and year; {cite:p} as before
+    link = re.search(r'<a [^>]*href="#id\d+"[^>]*>(.*?)</a>', html, re.S)
+    assert link and re.sub(r"<[^>]+>", "", link.group(1)) == "Zilly et al. [2017]"
+    assert "[Zilly et al., 2017]" in text

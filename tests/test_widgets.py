@@ -169,7 +169,21 @@ def test_png_fallback_follows_the_setting():
         lambda ax, **v: widgets.rnn_discs_figure(ax, hidden_size=4, **v),
         {"scale": 2.2, "init": "identity"},
         figsize=(4.8, 4.6),
+        dpi=216,
     )
+
+
+def _png_width(png: bytes) -> int:
+    return int.from_bytes(png[16:20], "big")  # the IHDR chunk's width
+
+
+def test_the_png_beside_a_widget_is_sharp_at_3x():
+    """Shown 345 px wide (4.8 in at 72 dpi), it has 3 times the pixels."""
+    fig = widgets.rnn_discs_widget(hidden_size=4)
+    data, metadata = fig._repr_mimebundle_()
+    png = base64.b64decode(data["image/png"])
+    assert metadata["image/png"] == {"width": "346px"}
+    assert abs(_png_width(png) - 3 * 346) <= 2  # 4.8 in at 216 dpi: 1036 px
 
 
 # --- the browser's numerics, run by node, agree with the package -------------
@@ -381,3 +395,30 @@ def test_colab_gets_the_live_widget_without_the_png(monkeypatch):
     assert data[view]["model_id"] == fig.model_id
     manager = metadata[view]["colab"]["custom_widget_manager"]
     assert manager == {"url": "stand-in://widget-manager.js"}
+
+
+def test_disc_figures_fit_their_axes_and_show_radius_zero_as_dots():
+    """Identity R at 1.1: discs of radius 0 at 1.1 on axes of +-1.25 (the
+    browser's rule, draw.js), with a dot per disc; Gaussian R at 2.2, H = 32:
+    +-3.2, no dots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    widgets.rnn_discs_figure(ax, scale=1.1, init="identity", hidden_size=4)
+    assert ax.get_xlim() == pytest.approx((-1.25, 1.25))
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(dots) == 1 and len(dots[0].get_xdata()) == 4
+    from rhn.analysis import gershgorin_discs
+    from rhn.widgets.figures import example_rnn_jacobian
+
+    J = example_rnn_jacobian(scale=1.1, init="identity", hidden_size=4)
+    centres, radii = gershgorin_discs(J)
+    assert radii.abs().max() == 0
+    assert dots[0].get_xdata() == pytest.approx(centres.numpy())
+    ax = Figure().add_subplot()
+    widgets.rnn_discs_figure(ax, scale=2.2, init="gaussian", hidden_size=32)
+    assert ax.get_xlim() == pytest.approx((-3.2, 3.2))
+    assert not [line for line in ax.lines if line.get_marker() == "o"]

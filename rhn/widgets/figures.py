@@ -115,8 +115,10 @@ def rnn_discs_figure(
         init: ``"gaussian"`` (default) or ``"identity"``.
         hidden_size: ``H`` (default 12).
         seed: seed of the weights and inputs (default 0).
-        view: half-width of the square shown (default 3.2), fixed so the axes
-            do not jump as the slider moves.
+        view: the largest half-width of the square shown (default 3.2); it
+            shrinks to the smallest of ``VIEWS`` that holds the discs, the
+            eigenvalues and the unit circle (``fit_view``), in steps, so
+            the identity's radius-0 discs (drawn as dots) are not lost.
 
     Returns:
         ``ax``.
@@ -126,7 +128,7 @@ def rnn_discs_figure(
     J = example_rnn_jacobian(scale=scale, init=init, hidden_size=hidden_size, seed=seed)
     init, H = init.lower(), J.shape[0]
     title = f"tanh RNN, {init} R × {scale:g}  (H = {H})"
-    return plots.plot_spectrum(J, ax, view=view, title=title)
+    return _discs(plots, J, ax, view, title)
 
 
 def rhn_jacobian_figure(
@@ -159,8 +161,9 @@ def rhn_jacobian_figure(
         coupled: coupled carry gate ``c = 1 - t`` (default ``True``).
         hidden_size: ``H`` (default 12).
         seed: seed of the weights and inputs (default 0).
-        view: half-width of the square shown (default 2.2); discs reaching
-            beyond it are cut, and a note says how far they reach.
+        view: the largest half-width of the square shown (default 2.2), as
+            in :func:`rnn_discs_figure`; discs reaching beyond it are cut, and
+            a note says how far they reach.
 
     Returns:
         ``ax``.
@@ -178,7 +181,38 @@ def rhn_jacobian_figure(
     b, D = float(transform_bias), int(depth)
     kind = "coupled" if coupled else "uncoupled"
     title = f"RHN, D = {D}, b_T = {b:g}, R × {scale:g}, {kind}"
-    return plots.plot_spectrum(J, ax, view=view, title=title)
+    return _discs(plots, J, ax, view, title)
+
+
+# the half-widths a disc plot may take (the browser's draw.js: VIEWS)
+VIEWS = (1.25, 1.5, 2.0, 2.5, 3.0)
+
+
+def fit_view(J: Any, most: float) -> float:
+    """The smallest of ``VIEWS`` (at most ``most``, else ``most``) that shows the
+    discs of ``J``, its eigenvalues and the unit circle with 5 % to spare."""
+    from ..analysis import eigenvalues, gershgorin_discs
+
+    centres, radii = gershgorin_discs(J)
+    extent = max(
+        1.0,
+        float((centres.abs() + radii).max()),
+        float(eigenvalues(J).abs().max()),
+    )
+    return next((v for v in VIEWS if extent * 1.05 <= v <= most), most)
+
+
+def _discs(plots: Any, J: Any, ax: Axes, view: float, title: str) -> Axes:
+    """The discs of ``J`` on axes fitted to them (``fit_view``); a disc of
+    radius 0 (a diagonal matrix) as a dot."""
+    plots.plot_spectrum(J, ax, view=fit_view(J, view), title=title)
+    from ..analysis import gershgorin_discs
+
+    centres, radii = gershgorin_discs(J)
+    dots = centres[radii == 0].numpy()
+    if dots.size:
+        ax.plot(dots, np.zeros_like(dots), "o", ms=4, color=plots.COLORS["disc"])
+    return ax
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

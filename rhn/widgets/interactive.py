@@ -48,6 +48,14 @@ def _bundle_source() -> str:
     return BUNDLE.read_text(encoding="utf-8")
 
 
+# the PNG beside a widget (what a page without JavaScript shows): shown at
+# the figure's size at PNG_DPI, drawn with PNG_SCALE times the pixels, so that
+# a phone's 3x screen shows it sharp (at 1x, 345 px drawn for 345 px shown
+# were blurry there)
+PNG_DPI = 72
+PNG_SCALE = 3
+
+
 def _slider(
     name: str, label: str, lo: float, hi: float, *, integer: bool = False
 ) -> dict[str, Any]:
@@ -102,17 +110,27 @@ class InteractiveFigure(anywidget.AnyWidget):
         return _check_setting(self.data.get("controls", []), proposal["value"])
 
     def png(self) -> bytes:
-        """The figure at the current setting, drawn by matplotlib, as PNG."""
-        return figures.render_png(self._draw, dict(self.values), figsize=self._figsize)
+        """The figure at the current setting, drawn by matplotlib, as PNG, at
+        ``PNG_SCALE`` times the pixels of its shown size (``figsize`` at 72 dpi)."""
+        return figures.render_png(
+            self._draw,
+            dict(self.values),
+            figsize=self._figsize,
+            dpi=PNG_DPI * PNG_SCALE,
+        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         # a PNG of the current setting beside the widget view: what nbconvert
-        # (PDF, LaTeX) and front ends without widgets show
-        return with_png(super()._repr_mimebundle_(**kwargs), self.png)
+        # (PDF, LaTeX), front ends without widgets and a page without
+        # JavaScript show
+        width = round(self._figsize[0] * PNG_DPI)
+        return with_png(super()._repr_mimebundle_(**kwargs), self.png, width)
 
 
-def with_png(bundle: Any, png: Callable[[], bytes]) -> Any:
-    """``bundle`` (a widget's MIME bundle) with the PNG ``png()`` beside it.
+def with_png(bundle: Any, png: Callable[[], bytes], width: int | None = None) -> Any:
+    """``bundle`` (a widget's MIME bundle) with the PNG ``png()`` beside it,
+    to be shown ``width`` CSS px wide (the output's metadata says so; the book
+    draws it at ``PNG_SCALE`` times that, sharp on a phone's 3x screen).
 
     No PNG in Colab: anywidget has switched on Colab's custom widget manager
     and named it in the output's metadata, so Colab draws the live widget; a
@@ -124,6 +142,9 @@ def with_png(bundle: Any, png: Callable[[], bytes]) -> Any:
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
     data = dict(data or {})
     data["image/png"] = base64.b64encode(png()).decode("ascii")
+    if width is not None:
+        metadata = dict(metadata or {})
+        metadata["image/png"] = {"width": f"{width}px"}
     return (data, metadata) if metadata is not None else data
 
 

@@ -54,7 +54,7 @@ from ..cells import RHN
 from ..gradflow import micro_layer_gradient_norms
 from ..tasks import adding_baseline, adding_problem
 from . import figures
-from .interactive import _check_setting, _slider, with_png
+from .interactive import PNG_SCALE, _check_setting, _slider, with_png
 
 __all__ = [
     "PLAYGROUND_BUNDLE",
@@ -73,6 +73,8 @@ PLAYGROUND_BUNDLE = Path(__file__).with_name("static") / "playground.js"
 """The bundled ES module of the playground (committed, like ``widget.js``)."""
 
 INPUT_SIZE = 2  # the adding problem's two channels: value, marker
+PNG_FIGSIZE = (7.2, 3.0)  # the heatmap beside the widget, in inches
+PNG_DPI = 100  # its shown size: 720 px wide
 BATCH = 16
 
 
@@ -337,14 +339,16 @@ class Playground(anywidget.AnyWidget):
         return figures.render_png(
             _draw_initial,
             {"maps": maps, "transform_bias": float(values["transform_bias"])},
-            figsize=(7.2, 3.0),
-            dpi=100,
+            figsize=PNG_FIGSIZE,
+            dpi=PNG_DPI * PNG_SCALE,
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         # the PNG beside the widget view is what a page without JavaScript,
-        # nbconvert (PDF) and front ends without widgets show (none in Colab)
-        return with_png(super()._repr_mimebundle_(**kwargs), self.png)
+        # nbconvert (PDF) and front ends without widgets show (none in Colab);
+        # shown 720 px wide, drawn with 3 times the pixels
+        width = round(PNG_FIGSIZE[0] * PNG_DPI)
+        return with_png(super()._repr_mimebundle_(**kwargs), self.png, width)
 
 
 def playground_widget(

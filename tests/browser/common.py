@@ -51,7 +51,10 @@ class Visit:
         self.page.on("requestfinished", lambda r: self.requested.append(r.url))
         self.page.route("**/*", self._route)
         url = base_url + page_path
-        self.redirect = 'http-equiv="refresh"' in (SITE / page_path).read_text().lower()
+        self.redirect = (
+            'http-equiv="refresh"'
+            in (SITE / page_path.split("?")[0]).read_text().lower()
+        )
         self.page.goto(url, wait_until="load")
         if self.redirect:
             # the root index.html only redirects to the book's first page

@@ -44,3 +44,65 @@ def playground_page(fig: Playground, folder: Path) -> Path:
         PAGE.format(dom_class=PLAYGROUND_CLASS, state=text), encoding="utf-8"
     )
     return folder
+
+
+# scrolls the page so that `name`'s slider lies at the top of what the reader
+# sees ("top": just below the sticky head) or at the bottom of the screen
+PLACE_SLIDER_JS = """([root, name, where]) => {
+    const row = root.querySelector(`.rhn-control[data-name=${name}]`);
+    const head = root.querySelector('.rhn-playground-head');
+    // the top of the screen that nothing covers: below the site's sticky
+    // bar (the head's `top`) and below the head, where it sticks
+    const style = getComputedStyle(head);
+    const bar = parseFloat(style.top) || 0;
+    const stuck = style.position === 'sticky' ? head.offsetHeight : 0;
+    const r = row.getBoundingClientRect();
+    const target = where === 'top' ? bar + stuck + 4 : innerHeight - r.height - 4;
+    window.scrollBy(0, r.top - target);
+    return {wanted: target, got: row.getBoundingClientRect().top};
+}"""
+
+# where the loss chart and the slider `name` are, and whether each is the
+# element at its own centre (nothing drawn over it)
+IN_VIEW_JS = """([root, name]) => {
+    const canvas = root.querySelector('.rhn-playground-head canvas');
+    const slider = root.querySelector(`input[name=${name}]`);
+    const fact = (el) => {
+        const r = el.getBoundingClientRect();
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        const hit = document.elementFromPoint(x, y);
+        return {top: r.top, bottom: r.bottom, on_top: hit === el};
+    };
+    return {canvas: fact(canvas), slider: fact(slider), height: innerHeight,
+            focused: document.activeElement === slider};
+}"""
+
+
+def check_loss_in_view_while_sliding(page, root) -> list[dict]:  # noqa: ANN001
+    """Move every slider of the playground in ``root`` (a Locator) with the keyboard,
+    placed just below the sticky head and at the bottom of the screen; asserts
+    that the loss chart is on screen, uncovered, and the slider too. Returns
+    the facts measured."""
+    handle = root.element_handle()
+    names = root.evaluate(
+        "(r) => [...r.querySelectorAll('input[type=range]')].map((s) => s.name)"
+    )
+    assert names, "no slider"
+    facts = []
+    for name in names:
+        for where in ("top", "bottom"):
+            placed = page.evaluate(PLACE_SLIDER_JS, [handle, name, where])
+            # the page is long enough to get there
+            assert abs(placed["got"] - placed["wanted"]) < 2, (name, where, placed)
+            slider = root.locator(f"input[name={name}]")
+            slider.focus()
+            before = slider.input_value()
+            page.keyboard.press("ArrowLeft" if where == "top" else "ArrowRight")
+            f = page.evaluate(IN_VIEW_JS, [handle, name])
+            f.update(name=name, where=where, moved=slider.input_value() != before)
+            facts.append(f)
+            c, s = f["canvas"], f["slider"]
+            assert f["focused"] and f["moved"], f
+            assert 0 <= c["top"] and c["bottom"] <= f["height"] and c["on_top"], f
+            assert 0 <= s["top"] and s["bottom"] <= f["height"] and s["on_top"], f
+    return facts

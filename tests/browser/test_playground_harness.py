@@ -6,7 +6,11 @@ after 600 steps (the claim of chapter 13, for two of the seeds behind it),
 a deep RHN with open gates (D = 5, b_T = +2) stays on it and loses the
 gradient, the views carry finite numbers, the controls are large enough for a finger,
 moving a slider restarts the run, step trains exactly one step, and no page
-error. Run by ``make browser``.
+error. The training runs in a Web Worker: while it plays at its heaviest
+setting the page has no long task (over 50 ms), and the page's own loop
+(where no worker can be made) trains to the same numbers. On a 390 x 844
+phone the loss chart stays on screen while any slider moves. Run by
+``make browser``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ from playwright.sync_api import Browser, Page  # noqa: E402
 from rhn.widgets.playground import playground_widget  # noqa: E402
 
 from .common import OUT  # noqa: E402
-from .playground_page import PLAY_JS, playground_page  # noqa: E402
+from .playground_page import (  # noqa: E402
+    PLAY_JS,
+    check_loss_in_view_while_sliding,
+    playground_page,
+)
 from .server import serve  # noqa: E402
 
 # chapter 13's claim, with the margins it states
@@ -38,7 +46,11 @@ PLATEAU_ABOVE = 0.14  # the RNN's, against the baseline 1/6
 
 
 def _open(
-    browser: Browser, tmp_path: Path, seed: int, **setting: object
+    browser: Browser,
+    tmp_path: Path,
+    seed: int,
+    init_script: str | None = None,
+    **setting: object,
 ) -> Iterator[Page]:
     fig = playground_widget(seed=seed, data_seed=seed + 1, **setting)
     playground_page(fig, tmp_path)
@@ -47,6 +59,8 @@ def _open(
             viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
         )
         page = context.new_page()
+        if init_script:
+            page.add_init_script(init_script)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.route(
@@ -161,3 +175,67 @@ def test_deep_rhn_with_open_gates_stays_on_the_plateau(browser, tmp_path) -> Non
         # the gradient reaching step 0 is lost (chapter 13: below 1e-20)
         g = n["grad_norms_rhn"]  # index t * D + k: micro-layer 0 of steps 0, T - 1
         assert g[0] < 1e-20 * g[-5], (g[0], g[-5])
+
+
+# collects the page's long tasks (Chromium's Long Tasks API: tasks of the main
+# thread over 50 ms) from now on, in window.rhnLongTasks
+OBSERVE_LONG_TASKS_JS = """() => {
+    window.rhnLongTasks = [];
+    new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.rhnLongTasks.push(e.duration);
+    }).observe({type: 'longtask'});
+}"""
+PLAY_SECONDS = 4
+
+
+def test_training_leaves_the_main_thread_free(browser, tmp_path) -> None:  # noqa: ANN001
+    # the heaviest setting of the sliders: one step of both nets takes about
+    # 80 ms, a long task whenever it runs on the page's main thread
+    for page in _open(browser, tmp_path, 0, depth=5, seq_len=100):
+        root = page.locator(".rhn-playground-root")
+        assert root.get_attribute("data-rhn-worker") == "true"
+        page.wait_for_timeout(500)  # the page's own start-up is not measured
+        page.evaluate(OBSERVE_LONG_TASKS_JS)
+        page.locator("button[name=play]").click()
+        page.wait_for_timeout(1000 * PLAY_SECONDS)
+        page.locator("button[name=play]").click()
+        page.wait_for_timeout(200)  # the observer reports a task after it ends
+        long_tasks = page.evaluate("() => window.rhnLongTasks")
+        n = _numbers(page)
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / "playground-long-tasks.json").write_text(
+            json.dumps(
+                {
+                    "seconds": PLAY_SECONDS,
+                    "steps": n["steps"],
+                    "long_tasks_ms": long_tasks,
+                }
+            )
+            + "\n"
+        )
+        assert n["error"] is None and n["steps"] > PLAY_SECONDS, n["steps"]
+        assert not long_tasks, long_tasks
+
+
+def test_page_loop_without_a_worker_trains_the_same(browser, tmp_path) -> None:  # noqa: ANN001
+    runs = {}
+    for worker, script in ((True, None), (False, "delete window.Worker;")):
+        for page in _open(browser, tmp_path / str(worker), 0, init_script=script):
+            root = page.locator("#root")
+            assert (
+                root.locator(".rhn-playground-root").get_attribute("data-rhn-worker")
+                == str(worker).lower()
+            )
+            runs[worker] = page.evaluate(PLAY_JS, [root.element_handle(), 50])
+    with_worker, in_page = runs[True]["numbers"], runs[False]["numbers"]
+    assert with_worker["steps"] == in_page["steps"] == 50
+    for key in ("loss_rhn", "loss_rnn", "gate_mean", "grad_norms_rhn"):
+        assert with_worker[key] == in_page[key], key
+
+
+def test_phone_keeps_the_loss_in_view_while_a_slider_moves(page: Page) -> None:
+    root = page.locator("#root")
+    # a page of text around the widget, as in the chapter: room to scroll
+    page.evaluate("() => { document.body.style.padding = '100vh 0'; }")
+    facts = check_loss_in_view_while_sliding(page, root)
+    assert len(facts) == 8

@@ -4,7 +4,10 @@ The page weighs at most 1 MB, loads every script from the site (no request
 leaves it), and the playground, drawn by the site's widget loader from the
 state saved in the page,
 trains: at the starting setting, after 600 steps, the RHN's loss is below
-0.01 and the RNN's above 0.14, as the chapter says. Run by ``make browser``.
+0.01 and the RNN's above 0.14, as the chapter says. On a phone (390 x 844,
+scale 3) it trains in its Web Worker with no long task on the page while it
+plays, and the loss chart stays on screen, below the theme's sticky bar,
+while any slider moves. Run by ``make browser``.
 """
 
 from __future__ import annotations
@@ -24,8 +27,16 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
 from rhn.widgets.playground import PLAYGROUND_CLASS  # noqa: E402
 
 from .common import OUT, SITE, Visit  # noqa: E402
-from .playground_page import PLAY_JS  # noqa: E402
-from .test_playground_harness import LEARNS_BELOW, PLATEAU_ABOVE, STEPS  # noqa: E402
+from .playground_page import (  # noqa: E402
+    PLAY_JS,
+    check_loss_in_view_while_sliding,
+)
+from .test_playground_harness import (  # noqa: E402
+    LEARNS_BELOW,
+    OBSERVE_LONG_TASKS_JS,
+    PLATEAU_ABOVE,
+    STEPS,
+)
 from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
 
 PAGE = "book/13_playground.html"
@@ -92,3 +103,45 @@ def test_playground_trains_on_the_site(visit: Visit) -> None:
     root.screenshot(path=str(OUT / "playground-site.png"))
     assert not visit.blocked, f"requests that left the site: {visit.blocked}"
     assert not visit.errors, f"uncaught errors: {visit.errors}"
+
+
+def test_playground_on_a_phone(browser, base_url) -> None:  # noqa: ANN001
+    with Visit(
+        browser,
+        base_url,
+        PAGE,
+        viewport=(390, 844),
+        device_scale_factor=3,
+        is_mobile=True,
+        has_touch=True,
+    ) as visit:
+        page = visit.page
+        page.wait_for_selector(
+            f".{PLAYGROUND_CLASS} .rhn-playground-root[data-rhn-numbers] canvas",
+            timeout=60000,
+        )
+        # the page's own start-up (MathJax typesetting) is not measured
+        page.evaluate("() => window.MathJax?.startup?.promise")
+        page.wait_for_timeout(500)
+        w = page.locator(f".{PLAYGROUND_CLASS} .rhn-playground-root")
+        assert w.get_attribute("data-rhn-worker") == "true"
+        w.scroll_into_view_if_needed()
+        page.evaluate(OBSERVE_LONG_TASKS_JS)
+        play = w.locator("button[name=play]")
+        play.tap()
+        page.wait_for_timeout(3000)
+        long_tasks = page.evaluate("() => window.rhnLongTasks")
+        steps = json.loads(w.get_attribute("data-rhn-numbers"))["steps"]
+        assert steps > 30 and not long_tasks, (steps, long_tasks)
+        # sliders moved while it plays
+        facts = check_loss_in_view_while_sliding(page, w)
+        page.screenshot(path=str(OUT / "playground-phone.png"))
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / "playground-phone.json").write_text(
+            json.dumps(
+                {"steps_in_3_s": steps, "long_tasks_ms": long_tasks, "sliders": facts}
+            )
+            + "\n"
+        )
+        assert not visit.blocked, visit.blocked
+        assert not visit.errors, visit.errors

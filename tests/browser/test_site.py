@@ -273,3 +273,57 @@ def test_search_finds_gershgorin_in_every_spelling() -> None:
     accented = pages("geršgorin")
     assert len(accented) >= 5, f"Geršgorin is on {len(accented)} pages"
     assert pages("gershgorin") >= accented and pages("gersgorin") >= accented
+
+
+# chapters (by their file's stem, which keeps its number and name) that define
+# a term, against one that only uses it; the defining sections carry a main
+# index entry ({index} in the chapter), which the search ranks above text hits
+DEFINED_IN = {"carry gate": (("06_", "07_"), "12_")}
+
+
+@pytest.mark.parametrize("query", sorted(DEFINED_IN))
+def test_search_ranks_the_defining_chapters_first(browser, base_url, query) -> None:  # noqa: ANN001
+    defining, user = DEFINED_IN[query]
+    with Visit(browser, base_url, "search.html?q=" + query.replace(" ", "+")) as v:
+        v.page.wait_for_function(
+            "() => /Search finished/.test(document.body.innerText)", timeout=30000
+        )
+        links = v.page.eval_on_selector_all(
+            "#search-results li a", "(as) => as.map((a) => a.getAttribute('href'))"
+        )
+    pages = [Path(href.split("#")[0].split("?")[0]).name for href in links]
+    first = {
+        p: pages.index(next(x for x in pages if x.startswith(p))) for p in defining
+    }
+    assert user not in pages[: len(defining)], pages
+    assert any(x.startswith(user) for x in pages), pages  # still found
+    assert max(first.values()) < min(
+        i for i, x in enumerate(pages) if x.startswith(user)
+    ), pages
+
+
+# when the page's first interactive figure was drawn, and when the page fired
+# DOMContentLoaded (which waits for the deferred MathJax script to run)
+_DRAW_TIMES_JS = """
+window.rhnTimes = {};
+document.addEventListener('DOMContentLoaded', () => {
+    window.rhnTimes.dom_content_loaded = performance.now();
+});
+new MutationObserver(() => {
+    const drawn = document.querySelector('.rhn-widget[data-rhn-numbers]');
+    if (!window.rhnTimes.drawn && drawn) window.rhnTimes.drawn = performance.now();
+}).observe(document, {subtree: true, childList: true, attributes: true});
+"""
+
+
+@pytest.mark.parametrize("page_path", _widget_pages())
+def test_figures_are_drawn_before_mathjax_runs(browser, base_url, page_path) -> None:  # noqa: ANN001
+    """Draw first, typeset later: the widget loader does not wait for MathJax."""
+    with Visit(browser, base_url, "search.html") as v:  # a page without figures
+        page = v.context.new_page()
+        page.add_init_script(_DRAW_TIMES_JS)
+        page.goto(base_url + page_path)
+        page.wait_for_selector(".rhn-widget[data-rhn-numbers]", timeout=60000)
+        page.wait_for_function("() => window.rhnTimes.dom_content_loaded")
+        times = page.evaluate("() => window.rhnTimes")
+    assert times["drawn"] < times["dom_content_loaded"], times

@@ -175,3 +175,40 @@ def test_phone_layout_swipe_legend_and_name(harness) -> None:  # noqa: ANN001
     title = page.locator("svg.rhn-plot").inner_html()
     assert readout in ("0.146", "-2.46") and readout in title, (readout, title[:200])
     page.screenshot(path=OUT / f"harness-phone-{kind}.png")
+
+
+# the discs' plot: its half-width, the largest tick label, and each disc's
+# radius (SVG px) and drawn width
+DISCS_JS = """(r) => {
+    const svg = r.querySelector('svg');
+    const ticks = [...svg.querySelectorAll('.grid text')]
+        .map((t) => Math.abs(Number(t.textContent)));
+    const view = Number(svg.dataset.rhnView);
+    const discs = [...svg.querySelectorAll('circle.disc')].map((c) => {
+        const b = c.getBoundingClientRect();
+        return {r: Number(c.getAttribute('r')), w: b.width};
+    });
+    return {view, most: Math.max(...ticks), discs};
+}"""
+
+
+def test_identity_discs_are_dots_on_axes_that_fit(browser, tmp_path) -> None:  # noqa: ANN001
+    """Chapter 4's identity mode: discs of radius 0 at g = 1.1 are drawn as
+    dots, and the axes shrink from ±3.2 to ±1.25 around them (the unit circle
+    and the eigenvalue at 1.1); back to ±3.2 for the Gaussian matrix."""
+    harness_page(widgets.rnn_discs_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.goto(url + "index.html")
+        page.wait_for_selector(".rhn-widget[data-rhn-numbers] svg")
+        figure = page.locator("#root")
+        numbers = set_and_read(figure, {"scale": 1.1, "init": "identity"})
+        assert max(numbers["radii"]) == 0, numbers["radii"]
+        got = figure.evaluate(DISCS_JS)
+        assert got["view"] == 1.25 and got["most"] == 1, got
+        assert all(d["r"] >= 3 and d["w"] > 2 for d in got["discs"]), got["discs"]
+        set_and_read(figure, {"scale": 2.2, "init": "gaussian"})
+        got = figure.evaluate(DISCS_JS)
+        assert got["view"] == 3.2 and got["most"] == 3, got
+        context.close()

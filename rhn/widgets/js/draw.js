@@ -71,27 +71,53 @@ function text(parent, x, y, attrs = {}) {
   return svgEl("text", { x, y, "font-size": 13, ...attrs }, parent);
 }
 
+// the half-widths the disc plots may take, and the dot a radius-0 disc becomes
+const VIEWS = [1.25, 1.5, 2, 2.5, 3];
+const POINT_PX = 3;
+
+/** The smallest of VIEWS (at most `most`) that shows `extent` with 5 % to spare. */
+export function fitView(extent, most) {
+  for (const v of VIEWS) if (v <= most && v >= 1.05 * extent) return v;
+  return most;
+}
+
 /**
  * The complex plane with Geršgorin discs, eigenvalues and the unit circle,
  * the SVG counterpart of rhn.plots.plot_discs. Returns update(spec, title).
  */
 export function spectrumPlot(parent, { view, n }) {
   const size = 440;
+  // the square shown: from ±MIN_VIEW up to ±view, the smallest of VIEWS (or
+  // view) that holds the discs, the eigenvalues and the unit circle, so that
+  // small content (the identity's radius-0 discs at g) is not lost in ±3
+  const xs = [-view, view], ys = [-view, view];
   const f = frame(parent, {
     width: size, height: size + 10,
     margin: { left: 48, right: 12, top: 30, bottom: 48 },
-    x: [-view, view], y: [-view, view],
+    x: xs, y: ys,
   });
-  const step = view > 2.5 ? 1 : 0.5;
-  for (let v = -Math.floor(view / step) * step; v <= view + 1e-9; v += step) {
-    tick(f, "x", v, fmt(v));
-    tick(f, "y", v, fmt(v));
-  }
+  let shown = null;
+  const setView = (v) => {
+    if (v === shown) return;
+    shown = v;
+    f.svg.dataset.rhnView = String(v); // for the tests
+    xs[0] = ys[0] = -v;
+    xs[1] = ys[1] = v;
+    f.grid.replaceChildren();
+    const step = v > 2.5 ? 1 : v > 1.2 ? 0.5 : 0.25;
+    for (let t = -Math.floor(v / step) * step; t <= v + 1e-9; t += step) {
+      tick(f, "x", t, fmt(t));
+      tick(f, "y", t, fmt(t));
+    }
+    unit.setAttribute("cx", f.px(0));
+    unit.setAttribute("cy", f.py(0));
+    unit.setAttribute("r", scale(1));
+  };
   const scale = (r) => f.px(r) - f.px(0);
-  svgEl("circle", {
-    cx: f.px(0), cy: f.py(0), r: scale(1), fill: "none",
-    stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2,
+  const unit = svgEl("circle", {
+    fill: "none", stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2,
   }, f.plot);
+  setView(view);
   const discs = [], eigs = [];
   for (let i = 0; i < n; i++) {
     discs.push(svgEl("circle", {
@@ -123,12 +149,20 @@ export function spectrumPlot(parent, { view, n }) {
   const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": 12, fill: "#444" });
 
   return function update(sp, titleText) {
+    let extent = 1; // the unit circle
+    for (let i = 0; i < n; i++) {
+      extent = Math.max(extent, Math.abs(sp.centres[i]) + sp.radii[i], Math.hypot(sp.re[i], sp.im[i]));
+    }
+    setView(fitView(extent, view));
     for (let i = 0; i < n; i++) {
       discs[i].setAttribute("cx", f.px(sp.centres[i]));
       discs[i].setAttribute("cy", f.py(0));
       // an enormous radius would overflow the SVG number range: cap it far
-      // outside the view (the clip path cuts it anyway)
-      discs[i].setAttribute("r", Math.min(scale(sp.radii[i]), 1e5));
+      // outside the view (the clip path cuts it anyway); a disc of radius 0
+      // (a diagonal matrix) is drawn as a dot of POINT_PX, so it stays visible
+      const r = scale(sp.radii[i]);
+      discs[i].setAttribute("r", Math.max(POINT_PX, Math.min(r, 1e5)));
+      discs[i].setAttribute("fill-opacity", r < POINT_PX ? 0.9 : 0.12);
       const x = f.px(Math.max(-2 * view, Math.min(2 * view, sp.re[i])));
       const y = f.py(Math.max(-2 * view, Math.min(2 * view, sp.im[i])));
       eigs[i].setAttribute("d", `M${x - 5},${y - 5}L${x + 5},${y + 5}M${x - 5},${y + 5}L${x + 5},${y - 5}`);

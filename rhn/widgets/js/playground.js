@@ -3,18 +3,29 @@
 // problem, in the browser, with playground_numerics.js, and redraws the loss,
 // the gradient-norm heatmap and the mean transform gate as it trains.
 //
-// The training runs in chunks inside requestAnimationFrame: each frame trains
-// for at most BUDGET_MS, then redraws once, so the page stays responsive
-// (scrolling, sliders) while it trains. For the browser tests and the
-// benchmark, the root element carries the state of the run as JSON in
-// data-rhn-numbers ({steps, loss_rhn, loss_rnn, ...}: mean loss over the last
-// WINDOW steps) and the measured steps per second in data-rhn-steps-per-s.
+// The training runs in a Web Worker (playground_worker.js, bundled into this
+// module as a string by rhn.widgets.build and started from a blob: URL), so
+// the page's main thread only draws: scrolling and sliders never wait for a
+// training step. Where no worker can be made, the same loop
+// (playground_engine.js) runs in the page in chunks of BUDGET_MS. The page
+// keeps a copy of the run (steps, losses, the last gradients) from the
+// worker's snapshots and redraws at most once per animation frame. For the
+// browser tests and the benchmark, the root element carries the state of the
+// run as JSON in data-rhn-numbers ({steps, loss_rhn, loss_rnn, ...}: mean
+// loss over the last WINDOW steps) and the measured steps per second in
+// data-rhn-steps-per-s.
+//
+// Layout: play, the status line and the loss chart first, then the sliders,
+// then the heatmap and the gate bars. The first three stick to the top of
+// the screen while the rest of the widget scrolls under them, so the loss
+// stays in view while a slider moves, on a phone too.
 
+/* global RHN_PLAYGROUND_WORKER */
 import { addStyle, buildControls } from "./controls.js";
 import { gateBars, gradientHeatmap, lossPlot } from "./playground_draw.js";
-import { Trainer } from "./playground_numerics.js";
+import { createEngine } from "./playground_engine.js";
 
-const BUDGET_MS = 12; // of the ~16.7 ms of a frame, the rest for drawing
+const BUDGET_MS = 12; // in the page (no worker): of the ~16.7 ms of a frame
 const WINDOW = 100; // steps averaged in the loss shown and reported
 const MAX_STEPS = 20000; // then it pauses by itself, unless data-rhn-stop-at says otherwise
 
@@ -24,12 +35,42 @@ const CSS = `
 .rhn-widget.rhn-playground-root { display: block; max-width: 640px; }
 .rhn-playground-root .rhn-controls { max-width: 520px; }
 .rhn-playground-buttons { display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 0.4em 0; }
-.rhn-playground-status { font-variant-numeric: tabular-nums; min-height: 1.5em; margin: 0.3em 0; }
+/* two lines, whatever they say: a status that grew would move the page below
+   it, and laying out a long chapter again takes a phone tens of ms */
+.rhn-playground-status { font-variant-numeric: tabular-nums; font-size: 0.9em; line-height: 1.35; height: 2.7em; margin: 0.3em 0; overflow: hidden; contain: strict; }
 .rhn-playground-root canvas { display: block; margin: 0.3em 0; }
+.rhn-playground-root .rhn-control { scroll-margin-top: calc(var(--rhn-sticky-top, 0px) + var(--rhn-head-height, 0px) + 8px); }
+.rhn-playground-head { position: sticky; top: var(--rhn-sticky-top, 0px); z-index: 2; background: #fff; padding-bottom: 0.2em; box-shadow: 0 6px 6px -6px rgba(0, 0, 0, 0.35); }
 `;
 
+/**
+ * A worker that runs playground_engine.js, made from the bundled source; or,
+ * where that fails (no Worker, a page that forbids blob: workers), an object
+ * with the same postMessage / onmessage that runs the loop in the page.
+ */
+function startWorker(inPageOnly = false) {
+  if (!inPageOnly && typeof RHN_PLAYGROUND_WORKER === "string" && typeof Worker === "function") {
+    try {
+      const url = URL.createObjectURL(new Blob([RHN_PLAYGROUND_WORKER], { type: "text/javascript" }));
+      const worker = new Worker(url);
+      // the worker has read its source once it answers; the URL can go
+      worker.addEventListener("message", () => URL.revokeObjectURL(url), { once: true });
+      return { worker, inPage: false };
+    } catch (err) {
+      // fall through to the page's own loop
+    }
+  }
+  const local = { onmessage: null, terminate() {} };
+  const handle = createEngine((snapshot) => {
+    // asynchronous like a worker's messages
+    queueMicrotask(() => local.onmessage && local.onmessage({ data: snapshot }));
+  }, BUDGET_MS);
+  local.postMessage = (msg) => handle(structuredClone(msg));
+  return { worker: local, inPage: true };
+}
+
 function setting(v) {
-  return { depth: v.depth, transform_bias: v.transform_bias, seq_len: v.seq_len, lr: 10 ** v.log_lr };
+  return { depth: v.depth, transform_bias: v.transform_bias, seq_len: v.seq_len, lr: 10 ** v.log_lr, log_lr: v.log_lr };
 }
 
 function render({ model, el }) {
@@ -43,6 +84,8 @@ function render({ model, el }) {
   root.appendChild(style);
   let values = { ...model.get("values") };
 
+  const head = document.createElement("div");
+  head.className = "rhn-playground-head";
   const buttons = document.createElement("div");
   buttons.className = "rhn-playground-buttons";
   const button = (name, text) => {
@@ -62,57 +105,105 @@ function render({ model, el }) {
   status.className = "rhn-playground-status";
   status.setAttribute("aria-live", "off");
   const plots = document.createElement("div");
-  const drawLoss = lossPlot(plots);
+  const drawLoss = lossPlot(head);
   const drawHeat = gradientHeatmap(plots);
   const drawGates = gateBars(plots);
 
-  let trainer = null;
+  // the run as the page knows it, from the worker's snapshots: gen numbers
+  // the runs, so that a snapshot of a run already reset is dropped
+  let run = null;
+  let gen = 0;
   let playing = false;
-  let error = null;
-  // since play was last pressed: its time, the step count then, the time
-  // passed and the steps trained since
-  let timed = { start: null, steps: 0, ms: 0, done: 0 };
+  // since play was last pressed: its time and the step count then
+  let timed = { start: null, steps: 0 };
+  let rate = 0;
   let pending = false;
+  let closed = false;
 
-  const restart = () => {
-    trainer = new Trainer(d, setting(values));
-    error = null;
-    timed = { start: null, steps: 0, ms: 0, done: 0 };
+  let engine = null;
+  let answered = false;
+  const send = (msg) => engine.worker.postMessage(msg);
+  const onSnapshot = (e) => {
+    answered = true;
+    const s = e.data;
+    if (s.gen !== gen || closed) return;
+    if (s.from !== run.losses[0].length) return; // cannot happen: messages keep their order
+    s.losses.forEach((l, i) => run.losses[i].push(...l));
+    run.steps = s.steps;
+    run.last = s.last;
+    run.error = s.error;
+    run.log_lr = s.log_lr;
+    if (playing && !s.playing) setPlaying(false, false);
+    if (timed.start !== null) {
+      const ms = performance.now() - timed.start;
+      // wall time since play was pressed, drawing included: the rate a reader sees
+      rate = ms > 0 ? (1000 * (run.steps - timed.steps)) / ms : 0;
+    }
+    schedule();
+  };
+  const connect = () => {
+    engine = startWorker();
+    engine.worker.onmessage = onSnapshot;
+    if (!engine.inPage) {
+      // a worker that cannot start (a page that forbids blob: workers) says
+      // so with an error event: train in the page instead, from the start
+      engine.worker.onerror = (e) => {
+        if (answered) return;
+        e.preventDefault?.();
+        engine.worker.terminate();
+        engine = startWorker(true);
+        engine.worker.onmessage = onSnapshot;
+        send({ type: "init", d });
+        restart();
+      };
+    }
+    send({ type: "init", d });
   };
 
-  const trainOne = () => {
-    try {
-      trainer.step();
-    } catch (err) {
-      error = String(err.message || err);
-      setPlaying(false);
-    }
+  const restart = () => {
+    gen += 1;
+    const D = values.depth;
+    run = { steps: 0, losses: [[], []], last: [null, null], error: null, log_lr: values.log_lr, H: d.rnn[D - 1].hidden_size };
+    // a run reset while playing is timed from now
+    timed = { start: playing ? performance.now() : null, steps: 0 };
+    rate = 0;
+    send({ type: "reset", gen, setting: setting(values) });
+    if (playing) send({ type: "play", stopAt: stopAt() });
+  };
+  // data-rhn-stop-at (set by the browser tests) pauses at an exact step
+  const stopAt = () => Number(root.dataset.rhnStopAt || MAX_STEPS);
+
+  const recentLoss = (i) => {
+    const l = run.losses[i];
+    const tail = l.slice(Math.max(0, l.length - WINDOW));
+    return tail.reduce((a, b) => a + b, 0) / tail.length;
   };
 
   const draw = () => {
-    const { depth: D, seq_len: T } = trainer.setting;
-    const [rhnOut, rnnOut] = trainer.last;
-    const lossRhn = trainer.steps ? trainer.recentLoss(0, WINDOW) : null;
-    const lossRnn = trainer.steps ? trainer.recentLoss(1, WINDOW) : null;
-    drawLoss(trainer.losses, d.baseline, [
+    const { depth: D, seq_len: T } = values;
+    const [rhnOut, rnnOut] = run.last;
+    const lossRhn = run.steps ? recentLoss(0) : null;
+    const lossRnn = run.steps ? recentLoss(1) : null;
+    drawLoss(run.losses, d.baseline, [
       "memoryless baseline 1/6",
       `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${values.transform_bias.toFixed(2)})`,
-      `tanh RNN (H = ${trainer.nets[1].H}, same size)`,
+      `tanh RNN (H = ${run.H}, same size)`,
     ], WINDOW);
     drawHeat(rhnOut && rhnOut.gradNorms, rnnOut && rnnOut.gradNorms, T, D);
     drawGates(rhnOut ? Array.from(rhnOut.gateMean) : new Array(D).fill(0));
-    const rate = timed.ms > 0 ? (1000 * timed.done) / timed.ms : 0;
     const f = (v) => (v === null ? "–" : v.toFixed(4));
-    status.textContent = error
-      ? `stopped: ${error}; lower the learning rate and reset`
-      : `step ${trainer.steps}   loss RHN ${f(lossRhn)}   RNN ${f(lossRnn)}   (baseline ${d.baseline.toFixed(4)})` +
+    status.textContent = run.error
+      ? `stopped: ${run.error}; lower the learning rate and reset`
+      : `step ${run.steps}   loss RHN ${f(lossRhn)}   RNN ${f(lossRnn)}   (baseline ${d.baseline.toFixed(4)})` +
         (rate ? `   ${rate.toFixed(0)} steps/s` : "");
     root.dataset.rhnStepsPerS = rate.toFixed(2);
+    root.dataset.rhnWorker = String(!engine.inPage);
     root.dataset.rhnNumbers = JSON.stringify({
-      values,
-      steps: trainer.steps,
+      // the learning rate the run trains with (the worker's word for it)
+      values: { ...values, log_lr: run.log_lr },
+      steps: run.steps,
       playing,
-      error,
+      error: run.error,
       window: WINDOW,
       loss_rhn: lossRhn,
       loss_rnn: lossRnn,
@@ -125,19 +216,7 @@ function render({ model, el }) {
 
   const frame = () => {
     pending = false;
-    if (playing) {
-      const t0 = performance.now();
-      if (timed.start === null) timed = { start: t0, steps: trainer.steps, ms: 0, done: 0 };
-      // data-rhn-stop-at (set by the browser tests) pauses at an exact step
-      const stopAt = Number(root.dataset.rhnStopAt || MAX_STEPS);
-      do trainOne(); while (playing && trainer.steps < stopAt && performance.now() - t0 < BUDGET_MS);
-      if (trainer.steps >= stopAt) setPlaying(false);
-      // wall time since play was pressed, drawing included: the rate a reader sees
-      timed.ms = performance.now() - timed.start;
-      timed.done = trainer.steps - timed.steps;
-    }
-    draw();
-    if (playing) schedule();
+    if (!closed) draw();
   };
   const schedule = () => {
     if (!pending) {
@@ -146,14 +225,15 @@ function render({ model, el }) {
     }
   };
 
-  function setPlaying(on) {
+  function setPlaying(on, tell = true) {
     playing = on;
     play.textContent = on ? "❚❚ pause" : "▶ play";
     play.setAttribute("aria-pressed", String(on));
     if (on) {
-      timed = { start: null, steps: 0, ms: 0, done: 0 };
-      schedule();
+      timed = { start: performance.now(), steps: run.steps };
+      rate = 0;
     }
+    if (tell) send(on ? { type: "play", stopAt: stopAt() } : { type: "pause" });
   }
 
   play.addEventListener("click", () => {
@@ -161,9 +241,8 @@ function render({ model, el }) {
     draw();
   });
   stepButton.addEventListener("click", () => {
-    setPlaying(false);
-    trainOne();
-    schedule();
+    if (playing) setPlaying(false);
+    send({ type: "step" });
   });
   reset.addEventListener("click", () => {
     restart();
@@ -176,7 +255,7 @@ function render({ model, el }) {
     if (old.depth !== values.depth || old.transform_bias !== values.transform_bias || old.seq_len !== values.seq_len) {
       restart();
     } else {
-      trainer.setting.lr = 10 ** values.log_lr;
+      send({ type: "lr", lr: 10 ** values.log_lr, log_lr: values.log_lr });
     }
     schedule();
   };
@@ -197,14 +276,24 @@ function render({ model, el }) {
   };
   model.on("change:values", onModel);
 
+  connect();
   restart();
-  // play and the plots first: on a phone the sliders (about 370 px) would
-  // push the plots below the screen; they follow the plots
-  root.append(buttons, status, plots, controls);
+  // play, the status and the loss first, sticking to the top of the screen;
+  // the sliders right under them, the heatmap and the gates last
+  head.prepend(buttons, status);
+  root.append(head, controls, plots);
   el.appendChild(root);
+  // a slider that takes the focus scrolls to below the sticky part, not under it
+  const heightOfHead = () => root.style.setProperty("--rhn-head-height", `${head.offsetHeight}px`);
+  const resized = typeof ResizeObserver === "function" ? new ResizeObserver(heightOfHead) : null;
+  if (resized) resized.observe(head);
+  heightOfHead();
   draw();
   return () => {
+    closed = true;
+    if (resized) resized.disconnect();
     playing = false;
+    engine.worker.terminate();
     model.off("change:values", onModel);
   };
 }
