@@ -529,9 +529,12 @@ def _memoryless_loss(
     if not classify:
         mean = fit.double().mean(0)  # (K,) or a number
         return float(((score.double() - mean) ** 2).mean())
-    counts = torch.bincount(fit, minlength=classes).double() + 1.0
-    log_p = (counts / counts.sum()).log()  # add-one smoothed class frequencies
-    return float(-log_p[score].mean())
+    # add-one smoothed class frequencies, (count + 1) / (M + classes), from the
+    # labels seen (never a table of every class: there may be very many)
+    seen, counts = torch.unique(fit, return_counts=True)
+    at = torch.searchsorted(seen, score).clamp(max=seen.numel() - 1)
+    count = torch.where(seen[at] == score, counts[at], 0).double()
+    return float(-((count + 1.0) / (fit.numel() + classes)).log().mean())
 
 
 # More classes than this and than ten per labelled target are not inferred

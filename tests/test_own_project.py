@@ -3,8 +3,8 @@ documented config, one meaning of num_params, and the CSV logger."""
 
 import csv
 import dataclasses
-import json
 import inspect
+import json
 import pydoc
 import re
 

@@ -1,9 +1,11 @@
 """A training run, step by step: :func:`train` and the private ``_Run``.
 
 :func:`train` reads top to bottom: check the config, load the checkpoint to
-resume, claim the folder (:mod:`rhn.train.records`), then the steps of a
-``_Run``: set-up, ``restore``, ``fit`` (``train_step``, ``evaluate``,
-``save_checkpoint``, interrupt handling), ``finish``.
+resume, the set-up of a ``_Run`` and its ``restore`` (every check that can
+still refuse the run), the loggers' checks, the claim of the folder
+(:mod:`rhn.train.records`, which may remove an old run: so it comes last),
+then ``fit`` (``train_step``, ``evaluate``, ``save_checkpoint``, interrupt
+handling) and ``finish``.
 """
 
 from __future__ import annotations
@@ -106,8 +108,9 @@ def train(
             goes on at the schedule's final learning rate, and the record's
             ``run.segments`` say which call trained which steps.
         overwrite: replace a different run already in ``config.out``
-            (default ``False``: refused, as on the command line); a
-            :class:`~rhn.train.CSVLogger` then starts its file anew.
+            (default ``False``: refused, as on the command line), once every
+            check of this run has passed; a :class:`~rhn.train.CSVLogger`
+            then starts its file anew if it is a log of this kind.
         loggers: :class:`~rhn.train.Logger` objects that get one row per step
             (step, losses, learning rate, time); ``config.log_csv`` adds a
             :class:`~rhn.train.CSVLogger`. They may refuse the run before any
