@@ -227,8 +227,9 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--log-csv",
-        "also write one CSV row per step (step, losses, learning rate, time) to "
-        "this file; a resumed run appends to it",
+        "also write one CSV row per step (step, losses, learning rate, time, "
+        "the run's id) to this file; a resumed run appends to it, a branch "
+        "(--resume into another --out) needs its own",
         metavar="FILE",
     )
     p.add_argument(

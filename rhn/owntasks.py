@@ -370,9 +370,8 @@ def tensor_task(
                 else f"the {split} split:"
             )
             raise ValueError(
-                f"{held} have no target the mask keeps (mask False there "
-                "everywhere); order the data so that every split has kept targets, "
-                "or give valid= and test= apart"
+                f"{held} have no target the mask keeps; order the data so that "
+                "every split keeps one, or give valid= and test="
             )
     I = x.shape[2]
     for split, (xs, _, _) in splits.items():
@@ -399,9 +398,8 @@ def tensor_task(
             distinct = int(torch.cat([ys.reshape(-1) for ys in held]).unique().numel())
             raise ValueError(
                 f"targets: the largest label is {largest}, so {C} classes would be "
-                f"inferred for {count} labelled targets ({distinct} distinct);"
-                f" a stray code (a missing value?) is likely: fix the labels, or "
-                f"pass num_classes={C} if so many classes are meant"
+                f"inferred for {count} labelled targets ({distinct} distinct): a "
+                f"stray code? fix the labels, or pass num_classes={C}"
             )
         output_size = C
     else:
@@ -608,7 +606,7 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             raise
         raise ValueError(
             f"{name} {spec}: calling {function}() raised {type(err).__name__}: "
-            f"{_io.one_line(err)[:200]}"
+            f"{_io.one_line(err)[:300]}"
         ) from None
     if not isinstance(task, Task):
         raise ValueError(
