@@ -21,7 +21,7 @@ import sys
 import typing
 from collections.abc import Callable, Sequence
 
-from . import _cli
+from . import _cli, _io
 
 COMMANDS = {
     "train": "train a model on a task; writes DIR/metrics.json and a checkpoint",
@@ -227,8 +227,9 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--log-csv",
-        "also write one CSV row per step (step, losses, learning rate, time) to "
-        "this file; a resumed run appends to it",
+        "also write one CSV row per step (step, losses, learning rate, time, "
+        "the run's id) to this file; a resumed run appends to it, a branch "
+        "(--resume into another --out) needs its own",
         metavar="FILE",
     )
     p.add_argument(
@@ -382,7 +383,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     if m["test_loss"] is not None and m["baseline"]:
         ratio = m["test_loss"] / m["baseline"]
     summary["ratio_to_baseline"] = ratio
-    print(json.dumps(summary, indent=1))
+    clean, notes = _io.finite_json(summary)  # strict JSON: NaN and inf as null
+    if notes:
+        clean["non_finite"] = notes
+    print(json.dumps(clean, indent=1, allow_nan=False))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
     if m["diverged"]:
         return _cli.fail(

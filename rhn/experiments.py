@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from . import _checks, _cli, _io, results
-from .tasks import get_task
+from .tasks import Task, get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.model import check_memory
 
@@ -386,9 +386,16 @@ def _sweep(
     settings = _settings(base, grid)
     # Build every config first, so that a bad value fails before any training.
     plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]
+    tried: set[int] = set()
     for _, _, config in plan:  # and what only a run would find: the device, sizes
         device = resolve_device(config.device)
-        check_memory(config, get_task(config.task), device)
+        task = get_task(config.task)
+        check_memory(config, task, device)
+        if isinstance(config.task, Task) and config.seq_len not in tried:
+            # an own task's data fixes its length: every seq_len of the grid
+            # is tried on one sequence, so that none fails after other runs
+            task.generate(1, config.seq_len, seed=0)
+            tried.add(config.seq_len)
 
     record: dict[str, Any] = {
         "format": FORMAT,

@@ -46,7 +46,7 @@ from typing import Any
 import torch
 
 from . import _checks, _io
-from .tasks import Task
+from .tasks import TASKS, Task
 
 __all__ = ["tensor_task", "task_from_spec"]
 
@@ -133,6 +133,11 @@ def _check_split(
                 f"per step, or with K outputs a last axis K"
             )
             + f", got {tuple(shape)}"
+        )
+    if y.dtype == torch.bool:  # bincount and the losses take no bool
+        raise TypeError(
+            f"{name} targets must be class indices (int) or floats, got bool: "
+            "give targets.long() for two classes, or targets.float() for regression"
         )
     if classify and (y.is_floating_point() or y.is_complex()):
         raise TypeError(f"{name} targets must be class indices (int) for cross_entropy")
@@ -293,8 +298,10 @@ def tensor_task(
         loss: ``"mse"`` or ``"cross_entropy"`` (default: from the targets'
             dtype).
         num_classes: classes of a classification task (default: the largest
-            label in any split, plus one).
-        name: the task's name in records and metrics (default ``"tensors"``).
+            label in any split, plus one; more than 1,024 classes and ten per
+            labelled target are refused unless given here).
+        name: the task's name in records and metrics (default ``"tensors"``;
+            not a built-in task's name).
         defaults: :class:`rhn.train.TrainConfig` settings for
             :meth:`~rhn.train.TrainConfig.for_task` (default none; ``seq_len``
             is always ``T``).
@@ -312,6 +319,11 @@ def tensor_task(
     if readout is not None:
         readout = _checks.choice("readout", readout, ["last", "all"])
     x, y, m = _tensors("inputs, targets", (inputs, targets, mask))
+    if isinstance(name, str) and name.strip().lower() in TASKS:
+        raise ValueError(
+            f"name must not be a built-in task's ({', '.join(sorted(TASKS))}): "
+            f"records and resumes tell tasks apart by name, got {name!r}"
+        )
     if loss is None:
         loss = "mse" if y.is_floating_point() else "cross_entropy"
     loss = _checks.choice("loss", loss, ["mse", "cross_entropy"])
@@ -349,6 +361,18 @@ def tensor_task(
         if test is None
         else _other_split("test", test, readout, K, step_mask, m, **layout)
     )
+    for split, (_, _, ms) in splits.items():
+        if ms is not None and not ms.any():  # its loss would be 0, its baseline NaN
+            held = (
+                f"valid_fraction: the last {splits['valid'][0].shape[1]} sequences, "
+                "held out for validation,"
+                if valid is None and split != "train"
+                else f"the {split} split:"
+            )
+            raise ValueError(
+                f"{held} have no target the mask keeps; order the data so that "
+                "every split keeps one, or give valid= and test="
+            )
     I = x.shape[2]
     for split, (xs, _, _) in splits.items():
         if xs.shape[2] != I:
@@ -368,6 +392,15 @@ def tensor_task(
         )
         if largest >= C:
             raise ValueError(f"num_classes is {C}, but a target is {largest}")
+        held = labels[:2] if test is None else labels  # test is then valid
+        count = sum(int(ys.numel()) for ys in held)
+        if num_classes is None and C > max(_MAX_PLAIN_CLASSES, 10 * count):
+            distinct = int(torch.cat([ys.reshape(-1) for ys in held]).unique().numel())
+            raise ValueError(
+                f"targets: the largest label is {largest}, so {C} classes would be "
+                f"inferred for {count} labelled targets ({distinct} distinct): a "
+                f"stray code? fix the labels, or pass num_classes={C}"
+            )
         output_size = C
     else:
         output_size = K or 1
@@ -494,10 +527,18 @@ def _memoryless_loss(
     if not classify:
         mean = fit.double().mean(0)  # (K,) or a number
         return float(((score.double() - mean) ** 2).mean())
-    counts = torch.bincount(fit, minlength=classes).double() + 1.0
-    log_p = (counts / counts.sum()).log()  # add-one smoothed class frequencies
-    return float(-log_p[score].mean())
+    # add-one smoothed class frequencies, (count + 1) / (M + classes), from the
+    # labels seen (never a table of every class: there may be very many)
+    seen, counts = torch.unique(fit, return_counts=True)
+    at = torch.searchsorted(seen, score).clamp(max=seen.numel() - 1)
+    count = torch.where(seen[at] == score, counts[at], 0).double()
+    return float(-((count + 1.0) / (fit.numel() + classes)).log().mean())
 
+
+# More classes than this and than ten per labelled target are not inferred
+# from the largest label without num_classes: a stray label such as 10**8
+# would ask for a head of 10**8 outputs.
+_MAX_PLAIN_CLASSES = 1024
 
 # Modules whose functions are never a task: the command line itself.
 _NOT_TASKS = ("rhn.__main__", "rhn._cli", "__main__")
@@ -565,7 +606,7 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             raise
         raise ValueError(
             f"{name} {spec}: calling {function}() raised {type(err).__name__}: "
-            f"{_io.one_line(err)[:200]}"
+            f"{_io.one_line(err)[:300]}"
         ) from None
     if not isinstance(task, Task):
         raise ValueError(

@@ -140,7 +140,11 @@ def test_resume_accepts_the_run_directory(finished_run):
             ValueError,
             ["not a readable torch checkpoint"],
         ),
-        (lambda d, run: run / "metrics.json", ValueError, ["not a readable torch"]),
+        (
+            lambda d, run: run / "metrics.json",
+            ValueError,
+            ["metrics.json", "is a JSON record, not a checkpoint"],
+        ),
         (
             lambda d, run: (
                 torch.save(rt.make_model(tiny()).state_dict(), d / "w.pt") or d / "w.pt"

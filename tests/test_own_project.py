@@ -4,6 +4,7 @@ documented config, one meaning of num_params, and the CSV logger."""
 import csv
 import dataclasses
 import inspect
+import json
 import pydoc
 import re
 
@@ -284,7 +285,10 @@ def test_csv_log_appends_on_resume_and_keeps_every_row(tmp_path):
         "lr",
         "test_loss",
         "seconds",
+        "run",
     ]
+    run_id = json.loads((out / "run.json").read_text())["run_id"]
+    assert {r["run"] for r in rows} == {run_id}  # every row names its run
     first = [r for r in rows if r["segment"] == "0"]
     again = [r for r in rows if r["segment"] == "1"]
     assert [int(r["step"]) for r in first] == list(range(1, 16))  # none lost

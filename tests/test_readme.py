@@ -1,5 +1,6 @@
 """The README's Python examples run, and its training loop learns."""
 
+import json
 import re
 from pathlib import Path
 
@@ -54,5 +55,7 @@ def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
     _, _, mask = task.generate(4)
     assert mask.shape == (20, 4) and not mask[:2].any() and mask[2:].all()
     rows = (tmp_path / "runs/sum3/log.csv").read_text().splitlines()
-    assert rows[0] == "segment,step,train_loss,lr,valid_loss,seconds"
+    assert rows[0] == "segment,step,train_loss,lr,valid_loss,seconds,run"
     assert len(rows) == 1 + 200  # a header and one row per step
+    run = json.loads((tmp_path / "runs/sum3/run.json").read_text())["run_id"]
+    assert {row.rsplit(",", 1)[1] for row in rows[1:]} == {run}  # its run's rows

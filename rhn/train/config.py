@@ -90,8 +90,9 @@ class TrainConfig:
         patience: stop early after this many evaluations without a better
             held-out loss, keeping the best weights; 0: off.
         log_csv: a CSV file that gets one row per step (step, losses,
-            learning rate, time; :class:`rhn.train.CSVLogger`); a resumed run
-            appends to it. ``None``: no file.
+            learning rate, time and the run's id; :class:`rhn.train.CSVLogger`);
+            a resumed run appends to it (a branch, resumed into another
+            ``out``, needs its own). ``None``: no file.
     """
 
     task: str | Task = "adding"

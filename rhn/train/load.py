@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ..tasks import TASKS, Task
-from .config import TrainConfig
+from .config import TrainConfig, resolve_device
 from .model import make_model
 from .records import load_checkpoint
 
@@ -32,7 +32,9 @@ def load_model(
             the :class:`~rhn.tasks.Task` itself or its ``"module:function"``
             spec (as given to ``--task``). Its data must be the run's (its
             fingerprint is checked). A built-in task needs nothing.
-        device: where to put the model (default the CPU).
+        device: where to put the model (default the CPU; ``"auto"``, ``"cuda"``,
+            ``"cuda:1"``, ``"mps"`` or a ``torch.device``, checked to be
+            available as for :class:`~rhn.train.TrainConfig`).
 
     Returns:
         The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
@@ -44,6 +46,7 @@ def load_model(
         ValueError: not a checkpoint of :func:`rhn.train.train`; an own task
             without ``task``; a ``task`` of another name or other data.
     """
+    target = resolve_device(device)  # one line for "gpu" or a CUDA that is missing
     state = load_checkpoint(run_or_checkpoint, name="run_or_checkpoint")
     saved = dict(state["config"])
     recorded_data = saved.pop("task_fingerprint", None)
@@ -75,6 +78,18 @@ def load_model(
         )
     if task.name != name:
         raise ValueError(f"task: the run trained task {name!r}, got task {task.name!r}")
+    own = TASKS.get(task.name) is not task
+    if recorded_data and not own:  # an own task named like a built-in one
+        raise ValueError(
+            f"task: the run in {str(run_or_checkpoint)!r} trained your own task "
+            f"named {name!r} (data fingerprint {recorded_data}), not the built-in "
+            "task: pass task= (the Task, or its 'module:function')"
+        )
+    if own and not recorded_data and name in TASKS:
+        raise ValueError(
+            f"task: the run in {str(run_or_checkpoint)!r} trained the built-in task "
+            f"{name!r}, not your own task of that name: leave task out"
+        )
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     kept: dict[str, Any] = {k: v for k, v in saved.items() if k in fields}
     kept.update(task=task, out=None, progress=False, device="cpu")
@@ -94,4 +109,4 @@ def load_model(
     best = state.get("best")
     weights = best["model"] if isinstance(best, dict) and "model" in best else None
     model.load_state_dict(weights if weights is not None else state["model"])
-    return model.to(device).eval()
+    return model.to(target).eval()

@@ -8,6 +8,7 @@ rest of the run; it is not a second trainer.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 from pathlib import Path
@@ -29,11 +30,18 @@ class Logger:
     - ``log(row)`` after every step.
     - ``close()`` when the call ends, however it ends.
 
+    ``check`` runs once every set-up check of the run has passed (sizes,
+    memory, the task's data, the checkpoint resumed) and before the run's
+    folder is claimed, so a refusal there loses nothing.
+
     ``info`` holds ``columns`` (the keys of every row), ``start_step`` (0
     for a fresh run, the checkpoint's step for a resumed one), ``resumed``,
-    ``overwrite`` (as given to :func:`~rhn.train.train`), ``segment`` (in
-    ``start``: the number of earlier calls that trained this run, so 0 for a
-    fresh run) and ``config`` (:meth:`TrainConfig.to_dict`).
+    ``overwrite`` (as given to :func:`~rhn.train.train`), ``segment`` (the
+    number of earlier calls that trained this run, as its checkpoint
+    records them, so 0 for a fresh run), ``run_id`` (the run's identity,
+    kept by every resume), ``parent_log_csv`` (for a branch, a resume into
+    another ``out``: the log the resumed run recorded, else ``None``) and
+    ``config`` (:meth:`TrainConfig.to_dict`).
 
     ``row`` holds ``segment``, ``step``, ``train_loss``, ``lr``, the
     held-out scores (``test_loss``, or ``valid_loss`` on a task with
@@ -57,15 +65,27 @@ class Logger:
 
 
 class CSVLogger(Logger):
-    """One CSV row per step: the columns of :class:`Logger`'s ``row``.
+    """One CSV row per step: the columns of :class:`Logger`'s ``row``, then ``run``.
 
-    A fresh run starts the file with a header row; a resumed run appends to
-    it and never removes a row. Rows that a crash left past the checkpoint
-    (steps trained again after the resume) stay: their ``segment`` tells them
-    from the rows of the resumed call, which has the larger number. A fresh
-    run into a file that already holds rows is refused, unless
-    :func:`~rhn.train.train` is called with ``overwrite=True``, which starts
-    the file anew. Each row is flushed when written.
+    The last column, ``run``, is the run's identity (the id of its
+    ``run.json``), so that the file says which run wrote each row. A fresh
+    run starts the file with a header row; a resumed run appends to it and
+    never removes a row. The call's ``segment`` is one more than the largest
+    in the file (or the number of earlier calls the checkpoint records, if
+    larger): rows that a crash left past the checkpoint (steps trained again
+    after the resume) keep their number, and the rows of the resumed call,
+    with a larger one, are told apart from them.
+
+    Refused before any work, with one line naming ``log_csv``: a file that is
+    not a log of this kind (its first line is not this run's header), a
+    resumed run's append to a log of another run (another ``run`` id), a
+    branch (a resume into another ``out``) appending to its parent's log, a
+    run's own files (``checkpoint.pt``, ``metrics.json``, ``run.json``,
+    ``run.lock`` in ``out`` or any run folder), and a file another process
+    is logging to (a lock, ``PATH.lock``, is held while the run writes). A
+    fresh run into a log that already holds rows is refused, unless
+    :func:`~rhn.train.train` is called with ``overwrite=True``, which
+    starts that log anew. Each row is flushed when written.
 
     Args:
         path: the CSV file (its directory is created when missing).
@@ -78,74 +98,190 @@ class CSVLogger(Logger):
         self._file: Any = None
         self._writer: Any = None
         self._columns: list[str] = []
+        self._lock: Any = None
+        self._fresh = True
+        self._created = False
+        self._segment = 0
+        self._run: str | None = None
 
     def __repr__(self) -> str:
         return f"CSVLogger({str(self.path)!r})"
 
-    def _header(self) -> list[str] | None:
-        """The file's header row; ``None`` if the file is missing or empty."""
+    def _where(self) -> str:
+        return _io.short(self.path)
+
+    def _rows(self) -> list[list[str]] | None:
+        """The file's rows, header first; ``None`` if it is missing or empty."""
         try:
             with open(self.path, newline="", encoding="utf-8") as f:
                 first = f.readline()
+                if not first.strip():
+                    return None
+                header = next(csv.reader([first]))
+                return [header, *csv.reader(f)]
         except FileNotFoundError:
             return None
-        except (OSError, UnicodeDecodeError) as err:
+        except (OSError, UnicodeDecodeError, csv.Error) as err:
             raise ValueError(
-                f"log_csv: cannot read {str(self.path)!r} ({_io.one_line(err)[:120]})"
+                f"log_csv: cannot read {self._where()!r} as a training log "
+                f"({_io.one_line(err)[:120]}); give another path"
             ) from None
-        return next(csv.reader([first])) if first.strip() else None
 
     def check(self, info: dict[str, Any]) -> None:
+        _refuse_run_files(self.path, info.get("config", {}).get("out"))
+        parent = info.get("parent_log_csv")
+        if parent is not None and _same_file(parent, self.path):
+            raise ValueError(
+                f"log_csv: {self._where()!r} is the log of the run this call "
+                f"resumes into another out ({info['config'].get('out')!r}, a "
+                "branch); a branch must not append to its parent's log: give it "
+                "its own log_csv (--log-csv)"
+            )
         if self.path.exists() and not self.path.is_file():
-            raise ValueError(f"log_csv: {str(self.path)!r} exists and is not a file")
-        header = self._header()
-        if header is None:
+            raise ValueError(f"log_csv: {self._where()!r} exists and is not a file")
+        try:  # a folder made costs nothing; a file that cannot be made, the run
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(
+                f"log_csv: cannot make the folder of {self._where()!r} "
+                f"({_io.one_line(err)[:120]})"
+            ) from None
+        real = _io.check_writable(self.path, "log_csv")
+        from .records import FolderLock  # records imports the config, not this
+
+        lock = real.with_name(real.name + ".lock")
+        self._lock = FolderLock(real.parent, path=lock, name="log_csv").acquire()
+        try:
+            self._check_rows(info)
+            existed = self.path.exists()
+            # opened now (created if missing), emptied only in start: after
+            # every check of the run has passed
+            self._file = open(self.path, "a", newline="", encoding="utf-8")
+            self._created = not existed
+        except OSError as err:
+            self.close()
+            raise ValueError(
+                f"log_csv: cannot write {self._where()!r} ({_io.one_line(err)[:120]})"
+            ) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_rows(self, info: dict[str, Any]) -> None:
+        columns = [*info["columns"], "run"]
+        self._run = info.get("run_id")
+        self._segment = int(info.get("segment", 0))
+        rows = self._rows()
+        self._fresh = rows is None
+        if rows is None:
             return
-        if not info["resumed"] and not info["overwrite"]:
+        header, body = rows[0], [r for r in rows[1:] if r]
+        legacy = header == columns[:-1]  # written before rows named their run
+        if header != columns and not legacy:
             raise ValueError(
-                f"log_csv: {str(self.path)!r} already holds rows of another run; a "
-                "fresh run starts a new file: give another path, delete it, or pass "
-                "overwrite (--overwrite) to replace it"
+                f"log_csv: {self._where()!r} is not a training log of this run's "
+                f"kind (its first line is {_io.short(','.join(header), 60)!r}, "
+                f"the header would be {','.join(columns)!r}); it is never "
+                "replaced or appended to: give another path"
             )
-        if info["resumed"] and header != list(info["columns"]):
+        if not info["resumed"]:
+            if not info["overwrite"]:
+                raise ValueError(
+                    f"log_csv: {self._where()!r} already holds rows of another "
+                    "run; a fresh run starts a new file: give another path, delete "
+                    "it, or pass overwrite (--overwrite) to replace it"
+                )
+            self._fresh = True  # replaced in start: it is a log of this kind
+            return
+        if legacy:
             raise ValueError(
-                f"log_csv: {str(self.path)!r} has the columns {header}, this run "
-                f"writes {list(info['columns'])}: give another path to append to"
+                f"log_csv: {self._where()!r} was written before logs recorded their "
+                "run, so an append cannot be checked to be this run's: give "
+                "another path"
             )
+        runs = {r[-1] for r in body if len(r) == len(columns)}
+        others = sorted(runs - {self._run})
+        if others:
+            raise ValueError(
+                f"log_csv: {self._where()!r} holds rows of another run ({others[0]}"
+                f"), this run is {self._run}: give this run's own log to append to"
+            )
+        segments = [r[0] for r in body if len(r) == len(columns)]
+        written = [int(s) for s in segments if s.isdigit()]
+        if written:  # calls a crash cut before their checkpoint count too
+            self._segment = max(self._segment, max(written) + 1)
+        self._fresh = False
 
     def start(self, info: dict[str, Any]) -> None:
         self._columns = list(info["columns"])
-        fresh = not info["resumed"] or self._header() is None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if fresh:
-                self._file = open(self.path, "w", newline="", encoding="utf-8")
+            if self._file is None:  # started without check: check now
+                self.check(info)
+            if self._fresh:
+                self._file.seek(0)
+                self._file.truncate(0)
             else:
                 with open(self.path, "rb") as f:  # a row cut short by a crash
                     f.seek(-1, os.SEEK_END)
-                    ends_cut = f.read(1) != b"\n"
-                self._file = open(self.path, "a", newline="", encoding="utf-8")
-                if ends_cut:
-                    self._file.write("\n")
+                    if f.read(1) != b"\n":
+                        self._file.write("\n")
         except OSError as err:
             raise ValueError(
-                f"log_csv: cannot write {str(self.path)!r} ({_io.one_line(err)[:120]})"
+                f"log_csv: cannot write {self._where()!r} ({_io.one_line(err)[:120]})"
             ) from None
+        self._created = False
         self._writer = csv.writer(self._file, lineterminator="\n")
-        if fresh:
-            self._writer.writerow(self._columns)
+        if self._fresh:
+            self._writer.writerow([*self._columns, "run"])
             self._file.flush()
 
     def log(self, row: dict[str, Any]) -> None:
-        self._writer.writerow(
-            ["" if row.get(c) is None else _text(row[c]) for c in self._columns]
-        )
+        cells = [
+            "" if row.get(c) is None else _text(row[c])
+            for c in self._columns
+            if c != "segment"
+        ]
+        self._writer.writerow([str(self._segment), *cells, self._run or ""])
         self._file.flush()
 
     def close(self) -> None:
+        """Close the file and release its lock (also after a refused check: a
+        file this logger made and never wrote is removed again)."""
         if self._file is not None:
             self._file.close()
             self._file = None
+            if self._created:
+                with contextlib.suppress(OSError):
+                    if self.path.stat().st_size == 0:
+                        self.path.unlink()
+                self._created = False
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
+# The files of a run folder (rhn.train.records); a log there would be one of
+# them, or its lock would be the folder's (a log named "run").
+_RUN_FILES = ("checkpoint.pt", "metrics.json", "run.json", "run.lock")
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _refuse_run_files(path: Path, out: str | None) -> None:
+    """Refuse a log that would be (or lock) a file of a run folder."""
+    names = {path.name, path.name + ".lock"}
+    if not names & set(_RUN_FILES):
+        return
+    folder = path.parent
+    in_out = out is not None and _same_file(folder, out)
+    if in_out or any((folder / n).exists() for n in _RUN_FILES):
+        raise ValueError(
+            f"log_csv: {_io.short(path)!r} is a file of the run folder "
+            f"{_io.short(folder)!r} ({', '.join(_RUN_FILES)}); give the log "
+            "another name, e.g. log.csv"
+        )
 
 
 def _text(value: Any) -> str:

@@ -205,12 +205,19 @@ _GATE_BLOCKS = {"rhn": 2, "dtrnn": 1, "lstm": 4, "gru": 3, "rnn": 1}
 _BYTES_PER_PARAMETER = 4 * 5
 
 
-def estimate_bytes(config: TrainConfig, input_size: int) -> tuple[int, int]:
+def estimate_bytes(
+    config: TrainConfig,
+    input_size: int,
+    output_size: int = 1,
+    readout: str = "last",
+) -> tuple[int, int]:
     """An upper estimate of the memory a run needs: ``(parameters, bytes)``.
 
     Counted from the sizes alone (nothing is built): the recurrent weights of
-    every layer and micro-layer, then the activations one step keeps for the
-    backward pass, for a batch of ``batch_size`` sequences of ``seq_len``.
+    every layer and micro-layer and the head's ``(H + 1) * output_size``, then
+    the activations one step keeps for the backward pass, for a batch of
+    ``batch_size`` sequences of ``seq_len`` (with the head's outputs, at every
+    step for ``readout="all"``, and their gradient).
     """
     G = _GATE_BLOCKS[config.model]
     D = config.depth if config.model in ("rhn", "dtrnn") else 1
@@ -222,7 +229,10 @@ def estimate_bytes(config: TrainConfig, input_size: int) -> tuple[int, int]:
         H = config.hidden_size
         per_layer = G * H * (H * D + 2 * D)  # recurrent weights and biases
         params = G * H * input_size + (N - 1) * G * H * H + N * per_layer
+    params += (H + 1) * output_size  # the head: one row per class or output
     activations = config.seq_len * config.batch_size * H * N * D * (G + 2)
+    read = config.seq_len if readout == "all" else 1
+    activations += 2 * read * config.batch_size * output_size
     return params, params * _BYTES_PER_PARAMETER + 4 * activations
 
 
@@ -242,7 +252,9 @@ def _available_bytes(device: torch.device) -> int | None:
 def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
     """Refuse sizes that cannot fit before anything is allocated (or built: a
     huge ``depth`` would take hours just to construct its layers)."""
-    params, need = estimate_bytes(config, task.input_size)
+    params, need = estimate_bytes(
+        config, task.input_size, task.output_size, task.readout
+    )
     have = _available_bytes(device)
     if task.held_out is None and have is not None and need <= have:
         # the model fits: then the held-out set, drawn once and kept
@@ -267,5 +279,11 @@ def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
         f"num_layers={config.num_layers}, batch_size={config.batch_size}, "
         f"seq_len={config.seq_len} need about {need / 2**30:.3g} GiB "
         f"({params:.3g} parameters), more than the {have / 2**30:.3g} GiB of "
-        f"{device.type}; lower --hidden-size/--num-params, --depth or --batch-size"
+        f"{device.type}"
+        + (
+            f" (its head has {task.output_size} outputs)"
+            if task.output_size > 1024
+            else ""
+        )
+        + "; lower --hidden-size/--num-params, --depth or --batch-size"
     )

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from .. import _io
+from ..tasks import TASKS
 from .config import TrainConfig
 
 __all__ = [
@@ -112,6 +113,13 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         raise ValueError(
             f"{name}: {str(path)!r} is empty (0 bytes); expected {expected}"
         )
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    if head[:1] in (b"{", b"["):  # metrics.json, a sweep's record, run.json
+        raise ValueError(
+            f"{name}: {_io.short(path)!r} is a JSON record, not a checkpoint; "
+            f"expected {expected}"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # truncated zips, JSON, pickles of other objects, ...
@@ -166,13 +174,28 @@ def config_changes(
         and k != "task_fingerprint"
         and saved.get(k) != current[k]
     ]
-    # an own task's data (checked when both sides recorded it): the same name
-    # on other data would mix two data sets in one record
+    # an own task's data: the same name on other data would mix two data sets
+    # in one record. A built-in task has no fingerprint, so an own task named
+    # like one differs from it by having one.
     old_data, new_data = saved.get("task_fingerprint"), current.get("task_fingerprint")
+    name = current.get("task")
     if old_data and new_data and old_data != new_data:
         changes.append(
             f"task_fingerprint: {old_data!r} -> {new_data!r} (task "
-            f"{current.get('task')!r} has other data than the run's)"
+            f"{name!r} has other data than the run's)"
+        )
+    elif old_data and not new_data:
+        changes.append(
+            f"task: the run trained your own task named {name!r} (data fingerprint "
+            f"{old_data}), not the built-in task: give your task again (--task "
+            "module:function, or the Task)"
+        )
+    elif new_data and not old_data and name in TASKS:
+        # (a checkpoint of an own task written before fingerprints has a name
+        # of its own, which is not a built-in one)
+        changes.append(
+            f"task: the run trained the built-in task {name!r}, not your own task "
+            "of that name"
         )
     return changes
 
@@ -343,7 +366,13 @@ class FolderLock:
         )
 
     def _what(self) -> Path:
-        return self.path.parent if self.path.name == LOCK_NAME else self.path
+        """What the lock guards: the run folder, or the file ``PATH`` of a
+        lock ``PATH.lock``."""
+        if self.path.name == LOCK_NAME:
+            return self.path.parent
+        if self.path.name.endswith(".lock"):
+            return self.path.with_name(self.path.name[: -len(".lock")])
+        return self.path
 
     def _take_over(self, stale: dict[str, Any]) -> bool:
         """Replace the stale lock ``stale``; ``False`` if it changed meanwhile."""
@@ -456,6 +485,7 @@ def claim_folder(
     resume_state: dict[str, Any] | None,
     resume_path: Path | None,
     overwrite: bool,
+    run_id: str | None = None,
 ) -> tuple[FolderLock, str]:
     """Lock ``out`` and check that it holds no other run; return the lock and run id.
 
@@ -466,8 +496,10 @@ def claim_folder(
     the folder back and lose the steps since). Otherwise the call is refused,
     unless ``overwrite``, which removes the old run's files, once every file
     the new run writes is known to be writable. The marker ``run.json`` is
-    written for the run now owning ``out``.
+    written for the run now owning ``out``, with the checkpoint's run id, else
+    ``run_id`` (else a new one).
     """
+    fallback = run_id
     lock = FolderLock(out).acquire()
     try:
         # every file the run will write, checked before anything is removed:
@@ -513,7 +545,7 @@ def claim_folder(
                 for name in (*found, MARKER_NAME):
                     (out / name).unlink(missing_ok=True)
         if run_id is None:
-            run_id = new_run_id()
+            run_id = fallback or new_run_id()
         _io.write_json(
             out / MARKER_NAME,
             {

@@ -1,9 +1,11 @@
 """A training run, step by step: :func:`train` and the private ``_Run``.
 
 :func:`train` reads top to bottom: check the config, load the checkpoint to
-resume, claim the folder (:mod:`rhn.train.records`), then the steps of a
-``_Run``: set-up, ``restore``, ``fit`` (``train_step``, ``evaluate``,
-``save_checkpoint``, interrupt handling), ``finish``.
+resume, the set-up of a ``_Run`` and its ``restore`` (every check that can
+still refuse the run), the loggers' checks, the claim of the folder
+(:mod:`rhn.train.records`, which may remove an old run: so it comes last),
+then ``fit`` (``train_step``, ``evaluate``, ``save_checkpoint``, interrupt
+handling) and ``finish``.
 """
 
 from __future__ import annotations
@@ -106,8 +108,9 @@ def train(
             goes on at the schedule's final learning rate, and the record's
             ``run.segments`` say which call trained which steps.
         overwrite: replace a different run already in ``config.out``
-            (default ``False``: refused, as on the command line); a
-            :class:`~rhn.train.CSVLogger` then starts its file anew.
+            (default ``False``: refused, as on the command line), once every
+            check of this run has passed; a :class:`~rhn.train.CSVLogger`
+            then starts its file anew if it is a log of this kind.
         loggers: :class:`~rhn.train.Logger` objects that get one row per step
             (step, losses, learning rate, time); ``config.log_csv`` adds a
             :class:`~rhn.train.CSVLogger`. They may refuse the run before any
@@ -152,31 +155,43 @@ def train(
         if resume_path.is_dir():
             resume_path = resume_path / records.CHECKPOINT_NAME
     loggers = _loggers(config, loggers)
-    info: dict[str, Any] = {
-        "columns": list(log_columns(get_task(config.task))),
-        "start_step": 0 if state is None else int(state["step"]),
-        "resumed": state is not None,
-        "overwrite": overwrite,
-        "config": config.to_dict(),
-    }
-    for logger in loggers:  # before the folder is claimed: a refusal costs nothing
-        logger.check(info)
-    lock, run_id = None, None
-    if config.out is not None:
-        out = _cli.writable_dir("out", config.out)
-        lock, run_id = records.claim_folder(
-            out,
-            config,
-            resume_state=state,
-            resume_path=resume_path,
-            overwrite=overwrite,
-        )
+    # the run's identity: the checkpoint's, kept by every resume, or a new one
+    run_id = (state or {}).get("run_id") or records.new_run_id()
+    checked: list[Logger] = []
+    lock = None
     try:
         with caller_state_kept():
+            # Every set-up check (memory, the task's data and seq_len, the
+            # checkpoint's weights and state) runs before the loggers' checks
+            # and the claim of the folder, which may replace an old run:
+            # nothing is removed for a run that is then refused.
             run = _Run(config, run_id=run_id)
             if state is not None:
                 run.restore(state, resume_path)
-            info["segment"] = len(run.segments)
+            info: dict[str, Any] = {
+                "columns": list(log_columns(run.task)),
+                "start_step": 0 if state is None else int(state["step"]),
+                "resumed": state is not None,
+                "overwrite": overwrite,
+                "segment": len(run.segments),
+                "run_id": run_id,
+                "parent_log_csv": _parent_log(config, state),
+                "config": config.to_dict(),
+            }
+            for logger in loggers:  # before the folder is claimed
+                logger.check(info)
+                checked.append(logger)
+            if config.out is not None:
+                out = _cli.writable_dir("out", config.out)
+                lock, run_id = records.claim_folder(
+                    out,
+                    config,
+                    resume_state=state,
+                    resume_path=resume_path,
+                    overwrite=overwrite,
+                    run_id=run_id,
+                )
+                run.run_id = run_id
             started: list[Logger] = []
             try:
                 for logger in loggers:
@@ -191,8 +206,25 @@ def train(
                 raise run.interrupted()
             return run.finish()
     finally:
+        for logger in checked:  # refused after its check: let go of its file
+            if isinstance(logger, CSVLogger):
+                logger.close()
         if lock is not None:
             lock.release()
+
+
+def _parent_log(config: TrainConfig, state: dict[str, Any] | None) -> str | None:
+    """The log of the run resumed, when this call branches it into another
+    ``out`` (or none): a branch must not append to its parent's log."""
+    if state is None or not isinstance(state.get("config"), dict):
+        return None
+    recorded, log = state["config"].get("out"), state["config"].get("log_csv")
+    if recorded is None or log is None:
+        return None
+    same = config.out is not None and (
+        Path(recorded).resolve() == Path(config.out).resolve()
+    )
+    return None if same else str(log)
 
 
 def _loggers(config: TrainConfig, loggers: Sequence[Logger]) -> list[Logger]:
@@ -726,8 +758,13 @@ class _Run:
             test_loss is not None
             and not (
                 math.isfinite(test_loss)
-                # a baseline of 0 (constant targets) leaves nothing to compare
-                and (baseline <= 0 or test_loss <= DIVERGED_FACTOR * baseline)
+                # a baseline of 0 (constant targets) or NaN leaves nothing to
+                # compare
+                and (
+                    not math.isfinite(baseline)
+                    or baseline <= 0
+                    or test_loss <= DIVERGED_FACTOR * baseline
+                )
             )
         )
         metrics: dict[str, Any] = {
