@@ -168,9 +168,13 @@ def test_the_trainer_replays_cuda_graphs_by_default_where_it_can(
     cuda = gpu(name)
     config = TrainConfig(task=task, amp=amp, cuda_graph=cuda_graph, device="cpu")
     stand_in = SimpleNamespace(
-        config=config, device=cuda, task=train_run.get_task(task)
+        config=config, device=cuda, task=train_run.get_task(task), masked=False
     )
     assert train_run._Run._use_graph(stand_in) is want
+    # a task with a loss mask never replays by default: the captured step
+    # takes (inputs, targets) only
+    stand_in.masked = True
+    assert train_run._Run._use_graph(stand_in) is (cuda_graph is True)
 
 
 def test_on_the_cpu_the_default_never_captures():
