@@ -1,12 +1,17 @@
 """A phone (390x844, 3x, touch) and a laptop (1366x900) meet the book (issue 31).
 
 - Every display equation fits its column (MathJax 4 breaks it into lines) or
-  its box scrolls sideways; no formula is a Tab stop.
+  its box scrolls sideways; no formula is a Tab stop; an equation's number
+  covers none of its glyphs.
 - The contents panels (the chapter list, the page contents) close after a tap
   on an entry and on Escape.
 - Figures: the smallest text of every figure the page shows (the phone's own
   drawing where ``_ext/narrow_figures.py`` serves one) and of every
-  interactive chart is at least 9 CSS px, at both sizes.
+  interactive chart is at least 9 CSS px, at both sizes. A phone shows a
+  figure without a phone drawing at its reading width (``--rhn-read-width``),
+  and its "more to the right" shade is seen over the image.
+- The index page is no wider than a phone; the API page's [source] links
+  read (4.5:1) in dark mode.
 - No control is hidden under another: the header's buttons and the
   interactive figures' controls get the tap at their centre.
 
@@ -73,6 +78,15 @@ EQUATIONS_JS = """() => [...document.querySelectorAll('article div.math')]
         fits: d.scrollWidth <= d.clientWidth + 1,
         scrolls: ['auto', 'scroll'].includes(getComputedStyle(d).overflowX),
         page_fits: d.getBoundingClientRect().right <= window.innerWidth + 1,
+        // the number's box meets none of the equation's glyphs
+        number_clear: (() => {
+            const n = d.querySelector('.eqno')?.getBoundingClientRect();
+            if (!n || n.width === 0) return true;
+            return ![...d.querySelectorAll('mjx-container mjx-c')]
+                .map(g => g.getBoundingClientRect())
+                .some(r => r.width > 0 && r.left < n.right && r.right > n.left
+                    && r.top < n.bottom && r.bottom > n.top);
+        })(),
     }))"""
 
 
@@ -100,6 +114,8 @@ def test_display_equations_fit_or_scroll_and_are_no_tab_stops(
     ]
     assert not lost, f"{page_path} ({size}): equations run off the page: {lost}"
     assert not cut, f"{page_path} ({size}): equations cut off, not scrolling: {cut}"
+    covered = [e["number"] for e in equations if not e["number_clear"]]
+    assert not covered, f"{page_path} ({size}): numbers over their equations: {covered}"
     assert tab_stops == 0, f"{page_path} ({size}): {tab_stops} formulas are Tab stops"
 
 
@@ -235,3 +251,103 @@ def test_no_control_is_hidden_under_another(
             page.wait_for_selector(f".{FIGURE_CLASS} .rhn-widget[data-rhn-numbers] svg")
         hidden = page.evaluate(COVERED_JS, CONTROLS)
     assert not hidden, f"{page_path} ({size}): controls under others: {hidden}"
+
+
+WIDE_FIGURE_PAGES = [
+    p for p in CHAPTERS if "rhn-wide-figure" in (SITE / p).read_text(encoding="utf-8")
+]
+WIDE_JS = """async () => {
+    const out = [];
+    for (const box of document.querySelectorAll('.rhn-wide-figure')) {
+        const img = box.querySelector('img');
+        img.loading = 'eager';
+        await img.decode().catch(() => {});
+        out.push({
+            shown: img.getBoundingClientRect().width,
+            read: parseFloat(box.style.getPropertyValue('--rhn-read-width')),
+            more_right: box.classList.contains('rhn-more-right'),
+        });
+    }
+    return out;
+}"""
+
+
+def _strip(visit: Visit, index: int, cue: bool) -> list[int]:
+    """Grey levels of the right 6 px of wide figure ``index``'s visible box."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    box = visit.page.locator(".rhn-wide-figure").nth(index)
+    box.evaluate(
+        "(b, cue) => { b.scrollIntoView({block: 'center'});"
+        " b.classList.toggle('rhn-more-right', cue); }",
+        cue,
+    )
+    r = box.bounding_box()
+    x, height = r["x"] + r["width"] - 6, r["height"]
+    clip = {"x": x, "y": r["y"], "width": 6, "height": height}
+    png = visit.page.screenshot(clip=clip, animations="disabled")
+    return list(Image.open(BytesIO(png)).convert("L").tobytes())
+
+
+@pytest.mark.parametrize("page_path", WIDE_FIGURE_PAGES)
+def test_wide_figure_is_shown_at_its_reading_width_with_a_visible_cue(
+    browser: Browser, base_url: str, page_path: str
+) -> None:
+    """A phone shows a wide figure at ``--rhn-read-width`` (not the laptop's
+    width its style attribute says), and the "more to the right" shade is
+    seen over the image: the box's right edge is darker with the class than
+    without it."""
+    with _visit(browser, base_url, page_path, "phone") as visit:
+        figures = visit.page.evaluate(WIDE_JS)
+        assert figures, f"{page_path}: no wide figure"
+        darker = []
+        for i, fig in enumerate(figures):
+            if not fig["more_right"]:
+                continue
+            plain, shaded = _strip(visit, i, False), _strip(visit, i, True)
+            darker.append(sum(plain) / len(plain) - sum(shaded) / len(shaded))
+    problems = [
+        f"figure {i + 1}: {f['shown']:.0f} px, not {f['read']:.0f} px"
+        for i, f in enumerate(figures)
+        if abs(f["shown"] - f["read"]) > 1
+    ]
+    if not darker:
+        problems.append("no wide figure says there is more to the right")
+    problems += [
+        f"scroll cue {i + 1}: right edge darker by {d:.1f} grey levels, not 3"
+        for i, d in enumerate(darker)
+        if d < 3
+    ]
+    assert not problems, f"{page_path}: " + "; ".join(problems)
+
+
+def test_index_page_is_no_wider_than_a_phone(browser: Browser, base_url: str) -> None:
+    with _visit(browser, base_url, "genindex.html", "phone") as visit:
+        # a phone widens its layout to the page's widest box (innerWidth
+        # with it), so the page is measured against the screen's own width
+        wide = visit.page.evaluate("() => document.documentElement.scrollWidth")
+    screen = PHONE["viewport"][0]
+    assert wide <= screen, f"genindex.html is {wide} px wide on a {screen} px phone"
+
+
+CONTRAST_JS = """() => {
+    const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+    const lum = c => { const [r, g, b] = c.map(v => { v /= 255;
+        return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    return [...document.querySelectorAll('dl.py > dt.sig .viewcode-link')].map(s => {
+        const a = lum(rgb(getComputedStyle(s).color));
+        const b = lum(rgb(getComputedStyle(s.closest('dt')).backgroundColor));
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    });
+}"""
+
+
+def test_source_links_read_in_dark_mode(browser: Browser, base_url: str) -> None:
+    with _visit(browser, base_url, "book/api.html", "laptop") as visit:
+        visit.page.evaluate("() => { document.documentElement.dataset.theme = 'dark' }")
+        ratios = visit.page.evaluate(CONTRAST_JS)
+    assert ratios, "book/api.html: no [source] link"
+    assert min(ratios) >= 4.5, f"[source] links: contrast {min(ratios):.2f}:1"
