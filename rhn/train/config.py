@@ -215,30 +215,10 @@ class TrainConfig:
         _checks.boolean("progress", self.progress)
         if self.cuda_graph is not None:
             _checks.boolean("cuda_graph", self.cuda_graph)
-        if self.out is not None:
-            if not isinstance(self.out, (str, os.PathLike)):
-                raise TypeError(
-                    f"out must be a directory path or None, got "
-                    f"{type(self.out).__name__}"
-                )
-            self.out = os.fspath(self.out)
-            if not self.out.strip():  # "" would write into the current directory
-                raise ValueError(
-                    f"out must be a directory name or None, got {self.out!r}"
-                )
+        self.out = _path_or_none("out", self.out, "directory")
         self.dropout = _checks.probability("dropout", self.dropout)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
-        if self.log_csv is not None:
-            if not isinstance(self.log_csv, (str, os.PathLike)):
-                raise TypeError(
-                    f"log_csv must be a file path or None, got "
-                    f"{type(self.log_csv).__name__}"
-                )
-            self.log_csv = os.fspath(self.log_csv)
-            if not self.log_csv.strip():
-                raise ValueError(
-                    f"log_csv must be a file name or None, got {self.log_csv!r}"
-                )
+        self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
 
     @classmethod
     def for_task(cls, task: str | Task, **overrides: Any) -> TrainConfig:
@@ -275,6 +255,21 @@ class TrainConfig:
                 self._fingerprint = (key, task_fingerprint(self.task, self.seq_len))
             out["task_fingerprint"] = self._fingerprint[1]
         return out
+
+
+def _path_or_none(name: str, value: Any, kind: str) -> str | None:
+    """``value`` as a ``str`` path, or ``None``; a non-path or a blank name is an
+    error naming ``name`` ("" would write into the current directory)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(
+            f"{name} must be a {kind} path or None, got {type(value).__name__}"
+        )
+    value = os.fspath(value)
+    if not value.strip():
+        raise ValueError(f"{name} must be a {kind} name or None, got {value!r}")
+    return value
 
 
 def task_fingerprint(task: Task, seq_len: int) -> str:
