@@ -11,6 +11,10 @@ T - 1), with the machine, to ``rhn/_data/results/playground_seeds.json`` (read b
 :func:`rhn.results.load`).
 
     .venv/bin/python benchmarks/playground_seeds.py [--seeds 0 1 2 3 4 5 6 7]
+        [--settings NAME ...]
+
+Settings already in the record are kept: naming one of them again is refused
+(a record only grows), so a new setting is added with ``--settings NAME``.
 """
 
 from __future__ import annotations
@@ -30,10 +34,19 @@ from rhn.widgets.playground import playground_data  # noqa: E402
 
 OUT = ROOT / "rhn" / "_data" / "results" / "playground_seeds.json"
 SETTINGS = {
-    # the starting setting of the page: the RHN learns, the RNN does not
+    # the page's first starting setting, the paper's Penn Treebank bias -2
     "start": {
         "depth": 2,
         "transform_bias": -2.0,
+        "seq_len": 30,
+        "lr": 0.01,
+        "steps": 1000,
+    },
+    # the page's starting setting since the playground starts from the
+    # package's default transform bias, -3 (rhn.defaults.TRANSFORM_BIAS)
+    "default_bias": {
+        "depth": 2,
+        "transform_bias": -3.0,
         "seq_len": 30,
         "lr": 0.01,
         "steps": 1000,
@@ -63,7 +76,9 @@ def _cpu() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(8)))
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS))
+    parser.add_argument(
+        "--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS)
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     node = shutil.which("node")
@@ -79,6 +94,17 @@ def main() -> None:
         "settings": {name: SETTINGS[name] for name in args.settings},
         "runs": [],
     }
+    if args.out.exists():  # keep what is recorded; add only new settings
+        old = json.loads(args.out.read_text())
+        again = sorted(set(args.settings) & set(old["settings"]))
+        if again:
+            sys.exit(
+                f"--settings: {', '.join(again)} already in {args.out}; "
+                "a record only grows"
+            )
+        record["settings"] = {**old["settings"], **record["settings"]}
+        record["runs"] = old["runs"]
+        record["node"], record["cpu"] = old["node"], old["cpu"]  # of the first runs
     for name in args.settings:
         for seed in args.seeds:
             data = playground_data(seed=seed, data_seed=seed + 1)
@@ -101,6 +127,8 @@ def main() -> None:
                 "setting": name,
                 "seed": seed,
                 "data_seed": seed + 1,
+                "node": version.stdout.strip(),
+                "cpu": _cpu(),
                 "trace": [
                     {"step": s, "rhn": a, "rnn": b, "reach_rhn": c, "reach_rnn": d}
                     for s, a, b, c, d in run["trace"]

@@ -258,7 +258,7 @@ def test_widget_state_and_checked_values():
     assert playground.PLAYGROUND_CLASS in fig._dom_classes
     assert fig.values == {
         "depth": 2,
-        "transform_bias": -2.0,
+        "transform_bias": -3.0,  # the package's default, rhn.defaults
         "log_lr": -2.0,
         "seq_len": 30,
     }

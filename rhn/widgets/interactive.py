@@ -197,9 +197,9 @@ def rhn_jacobian_widget(
 
     The browser redoes :func:`rhn.widgets.example_rhn_jacobian` for any
     transform-gate bias in [-10, 10], weight scale :math:`g` of the notation
-    page in :math:`[0.25, 3]/\sqrt{3}` (the slider, labelled
-    :math:`g\sqrt{3}`, multiplies the package's :math:`U(\pm 1/\sqrt{H})`
-    initialisation, :math:`g = 1/\sqrt{3}`), depth 1 to ``max_depth`` and
+    page in :math:`[0.25, 3]/\sqrt{3}` (the slider multiplies the package's
+    :math:`U(\pm 1/\sqrt{H})` initialisation, :math:`g = 1/\sqrt{3}`, so 1
+    is that initialisation), depth 1 to ``max_depth`` and
     either carry gate.
 
     Args:
@@ -218,7 +218,7 @@ def rhn_jacobian_widget(
         view=view,
         controls=[
             _slider("transform_bias", "transform-gate bias b_T", -10.0, 10.0),
-            _slider("scale", "weight scale g·√3 (1 = init)", 0.25, 3.0),
+            _slider("scale", "weights × init (1: g ≈ 0.58)", 0.25, 3.0),
             _slider("depth", "depth D", 1, max_depth, integer=True),
             _toggle("coupled", "carry gate", [("coupled", True), ("uncoupled", False)]),
         ],

@@ -51,6 +51,7 @@ from torch import nn
 from .. import _checks
 from ..baselines import RNN, count_parameters, matched_hidden_size
 from ..cells import RHN
+from ..defaults import TRANSFORM_BIAS
 from ..gradflow import micro_layer_gradient_norms
 from ..tasks import adding_baseline, adding_problem
 from . import figures
@@ -117,7 +118,7 @@ def matched_rnn_size(hidden_size: int, depth: int, input_size: int = INPUT_SIZE)
 
 def playground_nets(
     depth: int,
-    transform_bias: float = -2.0,
+    transform_bias: float = TRANSFORM_BIAS,
     *,
     hidden_size: int = 16,
     seed: int = 0,
@@ -212,7 +213,7 @@ def playground_data(
 
 def initial_gradients(
     depth: int = 2,
-    transform_bias: float = -2.0,
+    transform_bias: float = TRANSFORM_BIAS,
     seq_len: int = 30,
     *,
     hidden_size: int = 16,
@@ -354,7 +355,7 @@ class Playground(anywidget.AnyWidget):
 def playground_widget(
     *,
     depth: int = 2,
-    transform_bias: float = -2.0,
+    transform_bias: float = TRANSFORM_BIAS,
     learning_rate: float = 1e-2,
     seq_len: int = 30,
     hidden_size: int = 16,
@@ -366,7 +367,8 @@ def playground_widget(
 
     Args:
         depth: the RHN's recurrence depth ``D`` (default 2).
-        transform_bias: initial transform-gate bias :math:`b_T` (default -2).
+        transform_bias: initial transform-gate bias :math:`b_T` (default -3,
+            the package's :data:`rhn.defaults.TRANSFORM_BIAS`).
         learning_rate: Adam's learning rate (default 1e-2), in [1e-4, 1e-1].
         seq_len: the adding problem's ``T`` (default 30), in [2, 100].
         hidden_size: the RHN's ``H`` (default 16, at most 32).
