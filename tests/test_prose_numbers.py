@@ -87,6 +87,38 @@ def test_a_planted_number_in_a_real_chapter_fails(tmp_path):
     assert [m.number for m in prose_numbers.misses(planted)] == ["0.8123"]
 
 
+def test_a_number_after_an_admonition_is_read(tmp_path):
+    """Prose after a closed admonition (or any prose directive) is checked.
+
+    The closing fence of an admonition once opened a code fence in the
+    tool's reading, so every sentence after a solution was skipped up to the
+    next fence: chapter 8 took a planted number after exercise 3's solution.
+    """
+    for opening, closing in [("```{admonition} Solution", "```"), (":::{note}", ":::")]:
+        cell = [
+            "**Exercise.** Why?\n",
+            "\n",
+            f"{opening}\n",
+            "The rate is 0.6021 per step.\n",
+            f"{closing}\n",
+            "\n",
+            "After it, the RHN kept 41.73 % more gradient.\n",
+        ]
+        path = _notebook(tmp_path, ["".join(cell)], ["assert x < 1"])
+        assert [m.number for m in prose_numbers.misses(path)] == ["0.6021", "41.73"]
+    chapter = ROOT / "book" / "08_gradient_flow.ipynb"
+    nb = json.loads(chapter.read_text())
+    (cell,) = [c for c in nb["cells"] if "## Further reading" in "".join(c["source"])]
+    text = "".join(cell["source"])
+    assert "```\n\n## Further reading" in text  # after a solution's fence
+    cell["source"] = text.replace(
+        "## Further reading", "The RHN kept 41.73 % more.\n\n## Further reading"
+    )
+    planted = tmp_path / chapter.name
+    planted.write_text(json.dumps(nb))
+    assert [m.number for m in prose_numbers.misses(planted)] == ["41.73"]
+
+
 def test_what_passes(tmp_path):
     path = _notebook(
         tmp_path,

@@ -147,6 +147,7 @@ def _prose_blocks(markdown: str) -> list[str]:
     blocks: list[str] = []
     current: list[str] = []
     fence: str | None = None
+    prose: list[str] = []  # the fences of the prose directives now open
     math_block = False
     for line in markdown.splitlines():
         stripped = line.strip()
@@ -161,6 +162,14 @@ def _prose_blocks(markdown: str) -> list[str]:
         m = _FENCE.match(line)
         if m:
             info = m.group(2).strip()
+            if not info and prose and m.group(1) == prose[-1]:
+                # the end of a prose directive (an admonition): the prose
+                # after it is read again
+                prose.pop()
+                if current:
+                    blocks.append("\n".join(current))
+                    current = []
+                continue
             # a directive whose body is prose stays; code, maths and figures'
             # option lines go
             if not info.startswith("{") or re.match(
@@ -170,6 +179,8 @@ def _prose_blocks(markdown: str) -> list[str]:
             ):
                 if not (m.group(1).startswith(":") and not info):
                     fence = m.group(1)
+            else:
+                prose.append(m.group(1))
             if current:
                 blocks.append("\n".join(current))
                 current = []
