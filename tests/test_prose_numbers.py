@@ -119,6 +119,24 @@ def test_a_number_after_an_admonition_is_read(tmp_path):
     assert [m.number for m in prose_numbers.misses(planted)] == ["41.73"]
 
 
+def test_a_quoted_number_must_be_the_named_chapters(tmp_path):
+    """The README and the API page quote chapter 11: a changed number fails."""
+    readme = (ROOT / "README.md").read_text()
+    sentence = "after 500 to 550 steps"
+    assert sentence in readme and prose_numbers.misses(ROOT / "README.md") == []
+    planted = tmp_path / "README.md"
+    planted.write_text(readme.replace(sentence, "after 500 to 560 steps"))
+    assert [m.number for m in prose_numbers.misses(planted)] == ["560"]
+    api = (ROOT / "book" / "api.md").read_text()
+    assert "500, 530, 590 and 750" in api
+    planted = tmp_path / "api.md"
+    planted.write_text(api.replace("500, 530, 590 and 750", "500, 530, 590 and 751"))
+    assert [m.number for m in prose_numbers.misses(planted)] == ["751"]
+    # a number chapter 11 does not assert, in a paragraph that names it
+    planted.write_text(api + "\nChapter 11 trains for 12345 steps.\n")
+    assert [m.number for m in prose_numbers.misses(planted)] == ["12345"]
+
+
 def test_what_passes(tmp_path):
     path = _notebook(
         tmp_path,

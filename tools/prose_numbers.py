@@ -33,6 +33,12 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
 (d) **named in code**: a setting that any code cell of the chapter writes as
     a literal, such as ``T = 100``, ``H = 48`` or ``lr = 3e-3``.
 
+The API reference, the appendix and the README have no code of their own;
+they quote the chapters. A number there passes by (b) or (c), or when a
+chapter that its paragraph names (``{ref}`ch-training``` or "chapter 11")
+asserts it; a paragraph that names no chapter may quote any chapter, a test
+or a tool (an exit status, the word limit).
+
 Anything else fails, with the chapter, the sentence and the number. Run::
 
     python tools/prose_numbers.py            # every page; exit status 1 on a miss
@@ -348,15 +354,65 @@ def _chunk_numbers(text: str, in_math: bool):
         yield m.group(0).strip(), value, decimals, percent
 
 
+# Pages without code of their own that quote the chapters' results: the API
+# reference, the appendix and the README. A number there passes when a chapter
+# that its paragraph (or list item) names, by a {ref} role or as "chapter N",
+# asserts it; a paragraph that names no chapter may quote any chapter.
+# A paragraph that names no chapter may also quote a test or a tool (an exit
+# status, the word limit). CONTRIBUTING.md, notes for whoever changes the
+# book (versions, timings with their machine and date), is not read.
+QUOTING = ("api.md", "checks.md", "README.md")
+_CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+((?:\d+(?:\s*(?:,|and|to|-|–)\s*)?)+)")
+
+
+def _chapter_checks() -> dict[str, tuple[list[float], list[float]]]:
+    """{chapter file name: (its check literals, all its code literals)}."""
+    out = {}
+    for chapter in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
+        _, checks, code = _cells(chapter)
+        out[chapter.name] = (_literals(checks), _literals(code))
+    tests = [f.read_text() for f in sorted((ROOT / "tests").glob("*.py"))]
+    tools = [f.read_text() for f in sorted((ROOT / "tools").glob("*.py"))]
+    out["tests and tools"] = (_literals(tests), _literals(tools))
+    return out
+
+
+def _chapters_named(block: str) -> set[str]:
+    """The chapter files a block of prose names ({ref}`label` or chapter N)."""
+    labels = {}
+    for chapter in BOOK.glob("[0-9][0-9]_*.ipynb"):
+        first = "".join(json.loads(chapter.read_text())["cells"][0]["source"])
+        for label in re.findall(r"^\(([\w:.-]+)\)=", first, re.MULTILINE):
+            labels[label] = chapter.name
+    by_number = {c.name[:2]: c.name for c in BOOK.glob("[0-9][0-9]_*.ipynb")}
+    named = {
+        labels[m]
+        for m in re.findall(r"\{ref\}`(?:[^`<]*<)?([\w:.-]+)>?`", block)
+        if m in labels
+    }
+    for m in _CHAPTER_NUMBER.finditer(block):
+        for n in re.findall(r"\d+", m.group(1)):
+            if f"{int(n):02d}" in by_number:
+                named.add(by_number[f"{int(n):02d}"])
+    return named
+
+
 def misses(path: Path) -> list[Miss]:
     """The numbers of ``path``'s prose that no check, citation or rule covers."""
     markdown, checks, code = _cells(path)
     checked = _literals(checks)
     named = _literals(code)
+    quoting = path.name in QUOTING
+    chapters = _chapter_checks() if quoting else {}
     found: list[Miss] = []
     for md in markdown:
-        blocks = [_clean_lines(b) for b in _prose_blocks(md)]
+        raw_blocks = _prose_blocks(md)
+        blocks = [_clean_lines(b) for b in raw_blocks]
         for i, block in enumerate(blocks):
+            if quoting:  # what the chapters this block names assert
+                sources = _chapters_named(raw_blocks[i]) or set(chapters)
+                checked = [v for c in sorted(sources) for v in chapters[c][0]]
+                named = [v for c in sorted(sources) for v in chapters[c][1]]
             if block.lstrip().startswith("|"):
                 # a table is quoted when it, or the sentence that introduces
                 # it, cites its source
@@ -391,6 +447,9 @@ def pages() -> list[Path]:
     return sorted(BOOK.glob("[0-9][0-9]_*.ipynb")) + [
         BOOK / "notation.md",
         BOOK / "index.md",
+        BOOK / "api.md",
+        BOOK / "checks.md",
+        ROOT / "README.md",
     ]
 
 
