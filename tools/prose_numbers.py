@@ -33,7 +33,8 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
 (d) **named in code**: a setting that any code cell of the chapter writes as
     a literal, such as ``T = 100``, ``H = 48`` or ``lr = 3e-3``.
 
-The API reference, the appendix and the README have no code of their own;
+The API reference, the appendix, the README and the docstring of
+``rhn/defaults.py`` (shown on the API page) have no code of their own;
 they quote the chapters. A number there passes by (b) or (c), or when a
 chapter that its paragraph names (``{ref}`ch-training``` or "chapter 11")
 asserts it; a paragraph that names no chapter may quote any chapter, a test
@@ -50,6 +51,7 @@ and plants an unasserted number to show that it fails.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import math
@@ -101,6 +103,8 @@ def _cells(path: Path) -> tuple[list[str], list[str], list[str]]:
     """(Markdown sources, check-cell sources, all code sources) of a page."""
     if path.suffix == ".md":
         return [path.read_text()], [], []
+    if path.suffix == ".py":  # a module whose docstring the API page shows
+        return [ast.get_docstring(ast.parse(path.read_text())) or ""], [], []
     cells = json.loads(path.read_text())["cells"]
     markdown, checks, code = [], [], []
     for cell in cells:
@@ -361,7 +365,7 @@ def _chunk_numbers(text: str, in_math: bool):
 # A paragraph that names no chapter may also quote a test or a tool (an exit
 # status, the word limit). CONTRIBUTING.md, notes for whoever changes the
 # book (versions, timings with their machine and date), is not read.
-QUOTING = ("api.md", "checks.md", "README.md")
+QUOTING = ("api.md", "checks.md", "README.md", "defaults.py")
 _CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+((?:\d+(?:\s*(?:,|and|to|-|–)\s*)?)+)")
 
 
@@ -450,6 +454,7 @@ def pages() -> list[Path]:
         BOOK / "api.md",
         BOOK / "checks.md",
         ROOT / "README.md",
+        ROOT / "rhn" / "defaults.py",  # its docstring: the measured defaults
     ]
 
 
