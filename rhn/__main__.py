@@ -378,7 +378,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         )
     }
     # a data set (chorales): the validation loss that chose the weights
-    summary.update({k: m[k] for k in ("valid_loss", "best_step") if k in m})
+    summary.update(
+        {k: m[k] for k in ("valid_loss", "best_step", "test_loss_reason") if k in m}
+    )
     ratio = None  # no ratio to a baseline of 0 (constant targets)
     if m["test_loss"] is not None and m["baseline"]:
         ratio = m["test_loss"] / m["baseline"]
@@ -389,9 +391,11 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(clean, indent=1, allow_nan=False))
     print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
     if m["diverged"]:
+        # without a test split, the validation loss is the held-out loss
+        held = m["test_loss"] if m["test_loss"] is not None else m.get("valid_loss")
         return _cli.fail(
             prog,
-            f"the run diverged: its final held-out loss {m['test_loss']:.4g} is more "
+            f"the run diverged: its final held-out loss {held:.4g} is more "
             f"than {DIVERGED_FACTOR:g} times the baseline {m['baseline']:.4g}; "
             "lower --lr or --clip",
             status=1,

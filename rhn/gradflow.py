@@ -87,6 +87,27 @@ def _reduce(norms: torch.Tensor, reduction: str) -> torch.Tensor:
     return norms.mean(dim=1) if reduction == "mean" else norms
 
 
+def _vector_norms(g: torch.Tensor, ord: float) -> torch.Tensor:
+    """Norms of ``g`` along its last dimension, safe from underflow and overflow.
+
+    ``torch.linalg.vector_norm`` raises every entry to the power ``ord`` in
+    the tensor's own dtype, so a vanished gradient of ``1e-25`` in float32
+    (or ``1e-170`` in float64) squares to zero and its norm reads 0, and a
+    large one overflows to ``inf``. Here each row is divided by its largest
+    magnitude first (the norm is homogeneous: ``||g|| = m ||g / m||``) and the
+    sum is accumulated in float64 (float32 on MPS, which has no float64).
+    The result stays in that accumulation dtype; callers cast it back after
+    averaging over the batch.
+    """
+    acc = torch.float32 if g.device.type == "mps" else torch.float64
+    g = g.to(acc)
+    if g.shape[-1] == 0:  # an empty vector has norm 0 (amax would raise)
+        return g.new_zeros(g.shape[:-1])
+    scale = g.abs().amax(dim=-1, keepdim=True)
+    scale = torch.where(torch.isfinite(scale) & (scale > 0), scale, 1.0)
+    return torch.linalg.vector_norm(g / scale, ord=ord, dim=-1) * scale.squeeze(-1)
+
+
 def _default_loss(output: torch.Tensor, seed: int) -> torch.Tensor:
     """``sum_b <v, y_b^[T]>``: a fixed random direction of the final output."""
     v = projection(output.shape[-1], seed, device=output.device, dtype=output.dtype)
@@ -113,7 +134,10 @@ def gradient_norms(
     \partial s^{[T-n]}` as entry ``n - 1``: entry 0 (lag 1) is the state
     *entering the last step*, entry ``T - 1`` (lag ``T``) the initial state
     (see the module docstring for the chain rule). Norms are taken per sample
-    and then averaged over the batch.
+    and then averaged over the batch; each gradient is divided by its largest
+    entry and the sum accumulated in float64 before the result is cast back
+    to the model's dtype, so a gradient that has vanished to ``1e-30`` in
+    float32 reads ``1e-30``, not the 0 its underflowing squares would give.
 
     The default loss is :math:`\mathcal{L} = \sum_b \langle v, y_b^{[T]}
     \rangle` with :math:`v` a fixed random unit vector (:func:`projection`),
@@ -245,8 +269,9 @@ def gradient_norms(
         if layer is not None:
             g = g[layer : layer + 1]
         flat = g.transpose(0, 1).reshape(g.shape[1], -1)  # (B, N*H)
-        lags.append(torch.linalg.vector_norm(flat, ord=ord, dim=1))
-    return _reduce(torch.stack(lags), reduction).detach()  # (T,) or (T, B)
+        lags.append(_vector_norms(flat, ord))
+    norms = _reduce(torch.stack(lags), reduction)  # (T,) or (T, B)
+    return norms.to(x_tb.dtype).detach()
 
 
 def _initial_state(model: nn.Module, x: torch.Tensor, state: Any) -> Any:
@@ -433,13 +458,11 @@ def layer_gradient_norms(
         grads = torch.autograd.grad(loss, inputs, allow_unused=True)
     norms = torch.stack(
         [
-            torch.linalg.vector_norm(
-                torch.zeros_like(z_in) if g is None else g, ord=ord, dim=1
-            )
+            _vector_norms(torch.zeros_like(z_in) if g is None else g, ord)
             for z_in, g in zip(inputs, grads, strict=True)
         ]
     )  # (L, B)
-    return _reduce(norms, reduction).detach()
+    return _reduce(norms, reduction).to(x.dtype).detach()
 
 
 def _micro_states(
@@ -535,11 +558,10 @@ def micro_layer_gradient_norms(
         model.train(was_training)
     norms = torch.stack(
         [
-            torch.linalg.vector_norm(
-                torch.zeros_like(st) if g is None else g, ord=ord, dim=-1
-            )
+            _vector_norms(torch.zeros_like(st) if g is None else g, ord)
             for st, g in zip(states, grads, strict=True)
         ]
     )  # (T * D, B)
     norms = norms.reshape(x_tb.shape[0], cell.depth, -1)  # (T, D, B)
-    return (norms.mean(dim=-1) if reduction == "mean" else norms).detach()
+    norms = norms.mean(dim=-1) if reduction == "mean" else norms
+    return norms.to(x_tb.dtype).detach()

@@ -247,6 +247,7 @@ def tensor_task(
     valid: tuple[torch.Tensor, ...] | None = None,
     test: tuple[torch.Tensor, ...] | None = None,
     valid_fraction: float = 0.2,
+    test_fraction: float = 0.0,
     loss: str | None = None,
     num_classes: int | None = None,
     name: str = "tensors",
@@ -258,7 +259,10 @@ def tensor_task(
     the run's seeded generator (so a resumed run draws the same batches); the
     evaluations score the whole validation split and the final ``test_loss``
     the whole test split, at the weights with the best validation loss when
-    ``patience`` is set (as for the chorales). The sequences are the data:
+    ``patience`` is set (as for the chorales). Without a test split (neither
+    ``test`` nor ``test_fraction`` given) the final ``test_loss`` is ``None``
+    and ``metrics["test_loss_reason"]`` says why: the validation split is the
+    only held-out data, and ``valid_loss`` its loss. The sequences are the data:
     the config's ``seq_len`` defaults to their length ``T`` and any other
     value is refused when the run starts; ``eval_samples`` is ignored (the
     held-out splits are scored whole).
@@ -278,8 +282,8 @@ def tensor_task(
             ``(T, N)`` (``(N, T)`` with ``batch_first``) per sequence. Targets
             it leaves out are never read (they may be NaN). A ``(T,)`` mask
             applies to every split; a per-sequence one to the training data
-            and the split ``valid_fraction`` holds out (``valid`` and ``test``
-            given apart then need their own).
+            and the splits ``valid_fraction`` and ``test_fraction`` hold out
+            (``valid`` and ``test`` given apart then need their own).
         batch_first: ``True`` if ``inputs``, ``targets``, ``mask`` and the
             splits put the sequences first (default ``False``: time first, as
             the models of :mod:`rhn` take them).
@@ -290,11 +294,14 @@ def tensor_task(
         valid: ``(inputs, targets)`` or ``(inputs, targets, mask)`` of the
             validation split. Default: the last ``valid_fraction`` of the
             sequences given, held out.
-        test: the test split, like ``valid``. Default: the validation split
-            (then the final test loss is not independent of the choice of
-            weights: say so when reporting it).
-        valid_fraction: share of ``inputs`` held out when ``valid`` is not
-            given (default 0.2).
+        test: the test split, like ``valid``, scored once at the end. Default:
+            the last ``test_fraction`` of the sequences given, or, if that
+            is 0, no test split.
+        valid_fraction: share of ``inputs`` held out for validation when
+            ``valid`` is not given (default 0.2).
+        test_fraction: share of ``inputs`` held out for the test when
+            ``test`` is not given (default 0: none). The sequences are split
+            in order: training first, then validation, then test.
         loss: ``"mse"`` or ``"cross_entropy"`` (default: from the targets'
             dtype).
         num_classes: classes of a classification task (default: the largest
@@ -307,13 +314,15 @@ def tensor_task(
             is always ``T``).
 
     Returns:
-        A :class:`~rhn.tasks.Task` with ``held_out=("valid", "test")``, whose
-        ``baseline`` is the loss of the best memoryless predictor fitted on
-        the training split: the training mean of each output (MSE) or the
-        training class frequencies (cross-entropy), scored on the test split
-        (where the mask counts). With a mask, its batches are
-        ``(inputs, targets, mask)``, and the loss averages over the targets
-        the mask keeps. The model it trains takes ``(T, B, I)``.
+        A :class:`~rhn.tasks.Task` with ``held_out=("valid", "test")``
+        (``("valid", None)`` without a test split), whose ``baseline`` is the
+        loss of the best memoryless predictor fitted on the training split:
+        the training mean of each output (MSE) or the training class
+        frequencies (cross-entropy), scored on the test split (on the
+        validation split if there is none; where the mask counts). With a
+        mask, its batches are ``(inputs, targets, mask)``, and the loss
+        averages over the targets the mask keeps. The model it trains takes
+        ``(T, B, I)``.
     """
     batch_first = _checks.boolean("batch_first", batch_first)
     if readout is not None:
@@ -338,37 +347,52 @@ def tensor_task(
     step_mask = None
     if mask is not None and isinstance(mask, torch.Tensor) and mask.dim() == 1:
         step_mask = mask
+    N = x.shape[1]
+    test_fraction = _checks.real("test_fraction", test_fraction)
+    if test is not None and test_fraction != 0:
+        raise ValueError(
+            f"give test or test_fraction, not both (got test_fraction="
+            f"{test_fraction}); leave test_fraction out to use the test given"
+        )
+    k_test = math.ceil(test_fraction * N) if test is None else 0
+    if not 0 <= test_fraction < 1 or k_test >= N:
+        raise ValueError(
+            f"test_fraction must be in [0, 1) and leave sequences to train on of "
+            f"the {N} given, got {test_fraction}"
+        )
+    k_valid = 0
     if valid is None:
         fraction = _checks.real("valid_fraction", valid_fraction)
-        N = x.shape[1]
-        k = math.ceil(fraction * N)
-        if not 0 < fraction < 1 or not 1 <= k < N:
+        k_valid = math.ceil(fraction * N)
+        if not 0 < fraction < 1 or not 1 <= k_valid < N - k_test:
             raise ValueError(
                 f"valid_fraction must leave at least one sequence in each split of "
                 f"the {N} given, got {valid_fraction}"
+                + (f" (with test_fraction={test_fraction})" if k_test else "")
             )
-        splits = {
-            "train": _take((x, y, m), slice(0, N - k), per_step),
-            "valid": _take((x, y, m), slice(N - k, N), per_step),
-        }
+    n_train = N - k_valid - k_test  # in order: train, valid, test
+    splits = {"train": _take((x, y, m), slice(0, n_train), per_step)}
+    if valid is None:
+        splits["valid"] = _take((x, y, m), slice(n_train, N - k_test), per_step)
     else:
-        splits = {"train": (x, y, m)}
         splits["valid"] = _other_split(
             "valid", valid, readout, K, step_mask, m, **layout
         )
-    splits["test"] = (
-        splits["valid"]
-        if test is None
-        else _other_split("test", test, readout, K, step_mask, m, **layout)
-    )
+    if test is not None:
+        splits["test"] = _other_split("test", test, readout, K, step_mask, m, **layout)
+    elif k_test:
+        splits["test"] = _take((x, y, m), slice(N - k_test, N), per_step)
+    has_test = "test" in splits
     for split, (_, _, ms) in splits.items():
         if ms is not None and not ms.any():  # its loss would be 0, its baseline NaN
-            held = (
-                f"valid_fraction: the last {splits['valid'][0].shape[1]} sequences, "
-                "held out for validation,"
-                if valid is None and split != "train"
-                else f"the {split} split:"
-            )
+            n = splits[split][0].shape[1]
+            if split == "valid" and valid is None:
+                where = "the last " if not k_test else "the "
+                held = f"valid_fraction: {where}{n} sequences, held out for validation,"
+            elif split == "test" and test is None:
+                held = f"test_fraction: the last {n} sequences, held out for the test,"
+            else:
+                held = f"the {split} split:"
             raise ValueError(
                 f"{held} have no target the mask keeps; order the data so that "
                 "every split keeps one, or give valid= and test="
@@ -392,7 +416,7 @@ def tensor_task(
         )
         if largest >= C:
             raise ValueError(f"num_classes is {C}, but a target is {largest}")
-        held = labels[:2] if test is None else labels  # test is then valid
+        held = labels[1:]  # the labels of the held-out splits
         count = sum(int(ys.numel()) for ys in held)
         if num_classes is None and C > max(_MAX_PLAIN_CLASSES, 10 * count):
             distinct = int(torch.cat([ys.reshape(-1) for ys in held]).unique().numel())
@@ -405,7 +429,11 @@ def tensor_task(
     else:
         output_size = K or 1
     baseline = _memoryless_loss(
-        splits["train"], splits["test"], classify, output_size, K
+        splits["train"],
+        splits["test" if has_test else "valid"],
+        classify,
+        output_size,
+        K,
     )
     if not classify and baseline == 0:
         value = float(_kept(*splits["train"][1:], K).reshape(-1)[0])
@@ -414,9 +442,13 @@ def tensor_task(
             "(the loss of predicting a constant) is 0, there is nothing to learn"
         )
     masked = any(ms is not None for _, _, ms in splits.values())
-    parts: list[Any] = [t for xs, ys, _ in splits.values() for t in (xs, ys)]
+    # the fingerprint hashes train, valid and test; without a test split the
+    # validation split fills its place, as the test split it once stood for,
+    # so that a run on such a task made before keeps its fingerprint
+    hashed = [splits["train"], splits["valid"], splits.get("test", splits["valid"])]
+    parts: list[Any] = [t for xs, ys, _ in hashed for t in (xs, ys)]
     if masked:  # a task without a mask keeps the fingerprint it always had
-        parts += ["mask", *(ms for _, _, ms in splits.values())]
+        parts += ["mask", *(ms for _, _, ms in hashed)]
     fingerprint = _io.fingerprint(loss, output_size, *parts)
     T = x.shape[0]
     defaults = dict(defaults or {})
@@ -466,7 +498,7 @@ def tensor_task(
         readout=readout,
         baseline=lambda seq_len: baseline,
         defaults=defaults,
-        held_out=("valid", "test"),
+        held_out=("valid", "test" if has_test else None),
         fingerprint=fingerprint,
     )
 

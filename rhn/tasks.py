@@ -427,7 +427,9 @@ class Task:
             evaluations during training score the validation split (the
             history's ``valid_loss``, repeated in its ``test_loss``), and the
             final ``test_loss`` is the test split at the weights with the best
-            validation loss.
+            validation loss. A task without a test split names it ``None``,
+            ``(valid, None)``: its final ``test_loss`` is then ``None``, and
+            the metrics' ``test_loss_reason`` says so.
         init_head: ``None``, or ``init_head(head)`` sets up the model's output
             layer (an ``nn.Linear``) before training, e.g. so that the untrained
             model already predicts like the baseline.
@@ -445,7 +447,7 @@ class Task:
     readout: str
     baseline: Callable[[int], float]
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    held_out: tuple[str, str] | None = None
+    held_out: tuple[str, str | None] | None = None
     init_head: Callable[[torch.nn.Linear], None] | None = None
     fingerprint: str | None = None
 
@@ -465,11 +467,12 @@ class Task:
         if self.held_out is not None and (
             not isinstance(self.held_out, tuple)
             or len(self.held_out) != 2
-            or not all(isinstance(h, str) for h in self.held_out)
+            or not isinstance(self.held_out[0], str)
+            or not isinstance(self.held_out[1], (str, type(None)))
         ):
             raise ValueError(
                 "Task.held_out must be None or a pair of split names (valid, test), "
-                f"got {self.held_out!r}"
+                f"test None if there is no test split, got {self.held_out!r}"
             )
         if self.init_head is not None and not callable(self.init_head):
             raise TypeError(

@@ -391,3 +391,67 @@ def test_micro_layer_norms_reject_other_models():
         micro_layer_gradient_norms(rhn.GRU(2, 4), torch.randn(3, 1, 2))
     with pytest.raises(ValueError, match="num_layers"):
         micro_layer_gradient_norms(rhn.RHN(2, 4, 2, num_layers=2), torch.randn(3, 1, 2))
+
+
+@pytest.mark.parametrize(
+    "dtype, factor",
+    [
+        (torch.float32, 1e-25),  # squares 1e-50: below float32's smallest number
+        (torch.float32, 1e25),  # squares 1e50: above float32's largest
+        (torch.float64, 1e-170),  # the same for float64
+        (torch.float64, 1e170),
+    ],
+)
+@pytest.mark.parametrize("ord", [2.0, 3.0])  # powers that underflow
+def test_norms_of_tiny_and_huge_gradients_do_not_underflow(dtype, factor, ord):
+    # the norm is homogeneous: a loss scaled by `factor` scales every gradient,
+    # and so every norm, by `factor`, as long as the gradient itself is
+    # representable (vector_norm in the tensor's dtype gives 0 or inf here)
+    torch.manual_seed(6)
+    model = rhn.RHN(3, 5, depth=2).to(dtype)
+    x = torch.randn(6, 4, 3, dtype=dtype)
+    v = projection(5, dtype=dtype)
+
+    def scaled(output):  # (T, B, H) -> factor * sum_b <v, y_b^[T]>
+        return ((factor * output[-1]) @ v).sum()
+
+    plain = gradient_norms(model, x, ord=ord, reduction="none")
+    got = gradient_norms(model, x, loss_fn=scaled, ord=ord, reduction="none")
+    assert got.dtype == dtype and got.shape == (6, 4)
+    assert torch.all(torch.isfinite(got)) and torch.all(got > 0)
+    rtol = 1e-5 if dtype == torch.float32 else 1e-12
+    torch.testing.assert_close(got / factor, plain, rtol=rtol, atol=0)
+    # the same for the feed-forward and the micro-layer norms
+    layers = [rhn.Highway(4).to(dtype) for _ in range(3)]
+    z = torch.randn(5, 4, dtype=dtype)
+    w = projection(4, dtype=dtype)
+    torch.testing.assert_close(
+        rhn.gradflow.layer_gradient_norms(
+            layers, z, loss_fn=lambda out: ((factor * out) @ w).sum(), ord=ord
+        )
+        / factor,
+        rhn.gradflow.layer_gradient_norms(layers, z, ord=ord),
+        rtol=rtol,
+        atol=0,
+    )
+    heat = rhn.gradflow.micro_layer_gradient_norms(model, x, loss_fn=scaled, ord=ord)
+    torch.testing.assert_close(
+        heat / factor,
+        rhn.gradflow.micro_layer_gradient_norms(model, x, ord=ord),
+        rtol=rtol,
+        atol=0,
+    )
+
+
+def test_float32_norms_of_vanished_gradients_match_float64():
+    # an RHN whose gradient has vanished to ~1e-25: the float32 norms agree
+    # with those of the same model in float64 instead of reading 0
+    torch.manual_seed(7)
+    model = rhn.RHN(3, 6, depth=1, transform_bias=40.0, init_scale=0.05).double()
+    x = torch.randn(30, 4, 3, dtype=torch.float64)
+    ref = gradient_norms(model, x)
+    lags = (ref > 1e-36) & (ref < 1e-22)  # representable, but squares underflow
+    assert lags.sum() >= 3
+    got = gradient_norms(model.float(), x.float())
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got[lags].double(), ref[lags], rtol=1e-3, atol=0)

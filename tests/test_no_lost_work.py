@@ -203,6 +203,33 @@ def test_num_params_and_hidden_size_together_are_refused():
     assert TrainConfig.for_task("copy", num_params=5000).hidden_size is None
 
 
+def test_num_params_alone_sizes_the_model_as_on_the_command_line():
+    from rhn import matched_hidden_size
+    from rhn.train import make_model
+    from rhn.train.config import HIDDEN_SIZE
+
+    # the Python API as the command line: --num-params alone, no hidden_size
+    config = TrainConfig(model="gru", num_params=5000)
+    assert config.hidden_size is None and config.num_params == 5000
+    H = matched_hidden_size("gru", 2, 5000)
+    assert make_model(config).core.hidden_size == H != HIDDEN_SIZE
+    assert config == TrainConfig(model="gru", hidden_size=None, num_params=5000)
+    # neither: the default size; a size alone: that size
+    default = TrainConfig()
+    assert default.hidden_size == HIDDEN_SIZE == 48 and default.num_params is None
+    assert type(default.hidden_size) is int  # a plain int, as given
+    assert TrainConfig(hidden_size=20).hidden_size == 20
+    with pytest.raises(ValueError, match="both are None"):
+        TrainConfig(hidden_size=None)  # None asks for num_params
+    # both, one line naming both and how to size by the budget
+    with pytest.raises(ValueError) as info:
+        TrainConfig(hidden_size=48, num_params=5000)
+    message = str(info.value)
+    assert "\n" not in message
+    for word in ("hidden_size=48", "num_params=5000", "not both"):
+        assert word in message
+
+
 # --- out: checked before the first step -------------------------------------------
 
 

@@ -226,6 +226,69 @@ def test_a_tensor_classification_per_step(tmp_path):
     assert result.history["eval_step"] == [2, 4]
 
 
+def test_without_test_data_there_is_no_test_loss_not_a_copy_of_valid():
+    x, y = _sum_data(100, 0)
+    task = tensor_task(x, y, name="sum3")  # the last 20 % held out for validation
+    assert task.held_out == ("valid", None)
+    with pytest.raises(ValueError, match="split"):
+        task.generate(1, split="test")
+    # the baseline, with no test split, is scored on the validation split
+    mean = y[:80].double().mean()
+    expected = float(((y[80:].double() - mean) ** 2).mean())
+    assert task.baseline(0) == pytest.approx(expected, rel=1e-12)
+    config = TrainConfig(task=task, hidden_size=8, steps=4, eval_every=2)
+    m = train(dataclasses_replace(config, progress=False, device="cpu")).metrics
+    assert m["test_loss"] is None and m["valid_loss"] > 0
+    assert "no test split" in m["test_loss_reason"]
+    # the data and the fingerprint are those of the old default, test = valid,
+    # so a run made before resumes
+    old = tensor_task(x[:, :80], y[:80], valid=(x[:, 80:], y[80:]),
+                      test=(x[:, 80:], y[80:]), name="sum3")  # fmt: skip
+    assert old.fingerprint == task.fingerprint and old.held_out == ("valid", "test")
+
+
+def test_test_fraction_holds_out_the_last_sequences_for_the_test(tmp_path):
+    x, y = _sum_data(100, 0)
+    task = tensor_task(x, y, valid_fraction=0.2, test_fraction=0.1, name="sum3")
+    assert task.held_out == ("valid", "test")
+    # in order: 70 to train, 20 to validate, the last 10 to test
+    for split, part in (("valid", slice(70, 90)), ("test", slice(90, 100))):
+        xs, ys = task.generate(1, split=split)
+        assert torch.equal(xs, x[:, part]) and torch.equal(ys, y[part])
+    same = tensor_task(x[:, :70], y[:70], valid=(x[:, 70:90], y[70:90]),
+                       test=(x[:, 90:], y[90:]), name="sum3")  # fmt: skip
+    assert same.fingerprint == task.fingerprint
+    assert same.baseline(0) == task.baseline(0)
+    config = TrainConfig(task=task, hidden_size=8, steps=4, eval_every=2)
+    result = train(dataclasses_replace(config, progress=False, device="cpu"))
+    m = result.metrics
+    assert "test_loss_reason" not in m and m["test_loss"] != m["valid_loss"]
+    with torch.no_grad():
+        pred = result.model(x[:, 90:])
+    expected = torch.nn.functional.mse_loss(pred.squeeze(-1), y[90:]).item()
+    assert m["test_loss"] == pytest.approx(expected, rel=1e-5)
+    # with a valid split given, test_fraction holds out of the training data
+    task = tensor_task(x, y, valid=_sum_data(10, 1), test_fraction=0.25)
+    assert torch.equal(task.generate(1, split="test")[0], x[:, 75:])
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"test_fraction": 0.1, "test": _sum_data(5, 1)}, "not both"),
+        ({"test_fraction": -0.1}, "test_fraction must be in [0, 1)"),
+        ({"test_fraction": 1.0}, "test_fraction must be in [0, 1)"),
+        ({"test_fraction": 0.5, "valid_fraction": 0.5}, "with test_fraction=0.5"),
+        ({"test_fraction": float("nan")}, "test_fraction must be finite"),
+    ],
+)
+def test_test_fraction_refuses_with_one_line(kwargs, words):
+    x, y = _sum_data(10, 0)
+    with pytest.raises(ValueError) as info:
+        tensor_task(x, y, **kwargs)
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     "args, error, words",
     [

@@ -46,6 +46,9 @@ def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
     exec(compile(block, str(README), "exec"), namespace)
     result, net, task = namespace["result"], namespace["net"], namespace["task"]
     assert result.metrics["test_loss"] < 0.5 * result.metrics["baseline"]
+    # "300 train, 100 valid, 100 test": test_fraction=0.2 of the 500 sequences
+    assert task.held_out == ("valid", "test")
+    assert [task.generate(1, split=s)[0].shape[1] for s in task.held_out] == [100, 100]
     assert not net.training
     assert namespace["prediction"].shape == (20, 3)  # (T, B): one per step
     with torch.no_grad():

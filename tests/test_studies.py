@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from rhn import results
-from rhn.studies import machine, parse_seeds, reruns, spirals
+from rhn.studies import machine, memory, parse_seeds, reruns, spirals
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,6 +59,36 @@ def test_spirals_study_matches_a_hand_written_loop():
             with torch.no_grad():
                 expected.append(torch.nn.functional.cross_entropy(net(xt), yt).item())
     assert record["runs"][0]["history"] == expected
+
+
+def test_memory_train_one_is_a_run_of_the_record():
+    # one run, by hand, with the settings a record keeps: train_one must pass
+    # on the model, its keyword arguments, the seed and the rate
+    from rhn.train import TrainConfig, train
+
+    record = memory.run(
+        [3], models={"LSTM b1": ("lstm", {"forget_bias": 1.0})}, lrs=(3e-3,),
+        search_seeds=(9,), seq_len=12, steps=4, eval_every=2, eval_samples=64,
+    )  # fmt: skip
+    settings = {**record["settings"], "solve_accuracy": 0.0}
+    got = memory.train_one("lstm", {"forget_bias": 1.0}, 3, 3e-3, settings)
+    config = TrainConfig(
+        task="sine_memory", seq_len=12, model="lstm", forget_bias=1.0,
+        hidden_size=None, num_params=settings["num_params"], steps=4,
+        batch_size=32, lr=3e-3, eval_every=2, eval_samples=64, seed=3,
+        progress=False, threads=1, device="cpu", amp=False,
+    )  # fmt: skip
+    history = train(config).history
+    assert got["history"]["test_loss"] == history["test_loss"]
+    assert got["history"]["test_accuracy"] == history["test_accuracy"]
+    assert got["steps_to_solve"] == 2  # every accuracy reaches 0
+    assert {k: v for k, v in got.items() if k != "steps_to_solve"} == {
+        k: v
+        for k, v in record["runs"][0].items()
+        if k not in ("model", "steps_to_solve")
+    }
+    other = memory.train_one("lstm", {}, 3, 3e-3, settings)  # the kwargs count
+    assert other["history"]["test_loss"] != history["test_loss"]
 
 
 def test_compare_uses_the_recorded_spread(monkeypatch):

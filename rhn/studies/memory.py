@@ -58,13 +58,38 @@ SEARCH_SEEDS = (100, 101)
 """Seeds of the search stage (the final runs use others)."""
 
 
-def _train(
+def train_one(
     name: str,
     kwargs: Mapping[str, Any],
     seed: int,
     lr: float,
     settings: Mapping[str, Any],
 ) -> dict[str, Any]:
+    """One run of the study: model ``name`` from ``seed`` at the rate ``lr``.
+
+    Every run of :func:`run`, in the search and in the final stage, is a call
+    of this function, so a chapter can repeat one run of a record at its
+    settings.
+
+    Args:
+        name: the model's name for :func:`rhn.build_model` (``"rhn"``,
+            ``"lstm"``, ...), as in the values of ``MODELS``.
+        kwargs: the model's keyword arguments (``depth``, ``forget_bias``,
+            ...), the other half of such a value.
+        seed: the run's seed (``TrainConfig.seed``).
+        lr: the Adam learning rate.
+        settings: the study's settings, as :func:`run` returns them in its
+            record (``record["settings"]``): ``seq_len``, ``num_params``,
+            ``steps``, ``batch_size``, ``eval_every``, ``eval_samples`` and
+            ``solve_accuracy`` are read.
+
+    Returns:
+        The run as a record stores it: ``seed``, ``lr``, the final held-out
+        ``loss`` and ``accuracy``, ``steps_to_solve`` (the first evaluation
+        step with accuracy at least ``solve_accuracy``, ``None`` if none),
+        ``hidden_size``, ``num_params`` and the ``history`` of evaluations
+        (``eval_step``, ``test_loss``, ``test_accuracy``).
+    """
     from ..train import TrainConfig, train
 
     config = TrainConfig(
@@ -155,14 +180,14 @@ def run(
     for label, (name, kwargs) in models.items():
         mean_loss = {}
         for lr in lrs:
-            found = [_train(name, kwargs, s, lr, settings) for s in search_seeds]
+            found = [train_one(name, kwargs, s, lr, settings) for s in search_seeds]
             search += [{"model": label, **r} for r in found]
             mean_loss[lr] = sum(r["loss"] for r in found) / len(found)
             if progress:
                 print(label, "lr", lr, [round(r["accuracy"], 3) for r in found])
         chosen[label] = min(lrs, key=lambda lr: mean_loss[lr])
         for seed in seeds:
-            r = _train(name, kwargs, seed, chosen[label], settings)
+            r = train_one(name, kwargs, seed, chosen[label], settings)
             runs.append({"model": label, **r})
             if progress:
                 print(label, "seed", seed, round(r["accuracy"], 3), flush=True)

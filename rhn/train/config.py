@@ -19,8 +19,20 @@ from ..baselines import MODELS
 from ..defaults import DEPTH, TRANSFORM_BIAS
 from ..tasks import TASKS, Task, get_task
 
-__all__ = ["TrainConfig", "resolve_device", "MAX_THREADS"]
+__all__ = ["TrainConfig", "resolve_device", "HIDDEN_SIZE", "MAX_THREADS"]
 
+HIDDEN_SIZE = 48
+"""The hidden size of a config that gives neither ``hidden_size`` nor ``num_params``."""
+
+
+class _DefaultSize(int):
+    """The default of ``TrainConfig.hidden_size``: :data:`HIDDEN_SIZE`, but an
+    object of its own, so that ``__post_init__`` can tell a size left out from
+    one given (``num_params`` alone sizes the model; both given are refused).
+    It is replaced by a plain ``int`` or ``None`` as the config is made."""
+
+
+_DEFAULT_SIZE = _DefaultSize(HIDDEN_SIZE)
 MAX_THREADS = 4096
 """The most torch CPU threads a config may ask for (torch takes a C int)."""
 _TRAINING_DEVICES = ("cpu", "cuda", "mps")
@@ -47,11 +59,13 @@ class TrainConfig:
             ``rnn``.
         depth: recurrence depth ``D`` of ``rhn`` and ``dtrnn`` (the other models
             ignore it).
-        hidden_size: ``H``; ``None``: the size whose core has about
-            ``num_params`` parameters.
+        hidden_size: ``H`` (default :data:`HIDDEN_SIZE`, 48); ``None``: the
+            size whose core has about ``num_params`` parameters. Left out, it
+            is ``None`` when ``num_params`` is given; giving both is refused.
         num_params: parameter budget of the recurrent core (the head not
-            counted) when ``hidden_size`` is ``None``; ``metrics["num_params"]``
-            reports the core's actual count.
+            counted), instead of ``hidden_size``: ``TrainConfig(num_params=5000)``
+            sizes the model by it; ``metrics["num_params"]`` reports the core's
+            actual count.
         num_layers: stacked recurrent layers ``N``.
         transform_bias: initial transform-gate bias of the RHN (negative: the
             cell starts by carrying its state).
@@ -99,7 +113,7 @@ class TrainConfig:
     seq_len: int | None = None
     model: str = "rhn"
     depth: int = DEPTH
-    hidden_size: int | None = 48
+    hidden_size: int | None = _DEFAULT_SIZE
     num_params: int | None = None
     num_layers: int = 1
     transform_bias: float = TRANSFORM_BIAS
@@ -134,13 +148,16 @@ class TrainConfig:
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
         self.model = _checks.choice("model", self.model, list(MODELS))
         self.depth = _checks.positive_int("depth", self.depth)
+        if self.hidden_size is _DEFAULT_SIZE:  # left out: num_params decides
+            self.hidden_size = None if self.num_params is not None else HIDDEN_SIZE
         if self.hidden_size is None and self.num_params is None:
             raise ValueError("give hidden_size or num_params (both are None)")
         if self.hidden_size is not None and self.num_params is not None:
             raise ValueError(
                 f"give hidden_size or num_params, not both (got hidden_size="
-                f"{self.hidden_size}, num_params={self.num_params}); set "
-                "hidden_size=None to size the model by num_params"
+                f"{self.hidden_size}, num_params={self.num_params}); leave "
+                "hidden_size out (or set hidden_size=None) to size the model by "
+                "num_params"
             )
         if self.hidden_size is not None:
             self.hidden_size = _checks.positive_int("hidden_size", self.hidden_size)
@@ -283,7 +300,7 @@ def task_fingerprint(task: Task, seq_len: int) -> str:
     parts: list[Any] = [task.input_size, task.output_size, task.loss, task.readout]
     splits: list[dict[str, Any]] = [{}]
     if task.held_out is not None:
-        splits += [{"split": name} for name in task.held_out]
+        splits += [{"split": name} for name in task.held_out if name is not None]
     for extra in splits:
         try:
             parts += list(task.generate(4, seq_len, seed=0, **extra))

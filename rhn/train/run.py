@@ -59,7 +59,10 @@ class TrainResult:
             was and ``test_loss`` is its held-out loss. On a task with
             ``held_out`` splits (the chorales), the evaluations score the
             validation split, ``valid_loss`` is the validation loss of the
-            model returned and ``test_loss`` its loss on the test split.
+            model returned and ``test_loss`` its loss on the test split; a
+            task without a test split (``held_out=(valid, None)``, e.g. a
+            :func:`rhn.owntasks.tensor_task` given no test data) has
+            ``test_loss`` ``None`` and ``test_loss_reason`` saying why.
     """
 
     model: torch.nn.Module
@@ -263,6 +266,12 @@ def log_columns(task: Task) -> dict[str, str]:
 
 DIVERGED_FACTOR = 10.0
 """A run whose final held-out loss exceeds this many baselines has diverged."""
+NO_TEST_SPLIT = (
+    "the task has no test split (held_out=(valid, None)): valid_loss is the only "
+    "held-out loss, and it is not independent of the weights it chose; give "
+    "tensor_task a test= set or a test_fraction for a test loss"
+)
+"""``metrics["test_loss_reason"]`` of a run on a task without a test split."""
 
 
 class _Run:
@@ -615,6 +624,10 @@ class _Run:
             out.update(best_step=self.best["step"], test_loss=self.best["loss"])
         if self.task.held_out is not None:
             out["valid_loss"] = out.pop("test_loss", self.history["test_loss"][-1])
+            if self.task.held_out[1] is None:  # nothing held out for a test
+                out["test_loss"] = None
+                out["test_loss_reason"] = NO_TEST_SPLIT
+                return out
             test = self.task.generate(
                 self.config.eval_samples,
                 self.config.seq_len,
