@@ -454,6 +454,9 @@ def tensor_task(
                 generator = torch.Generator().manual_seed(_checks.seed("seed", seed))
             index = torch.randint(0, xs.shape[1], (B,), generator=generator)
             xs, ys, ms = _take((xs, ys, ms), index, per_step)
+        else:  # the split itself: a copy, which the caller may change
+            xs, ys = xs.clone(), ys.clone()
+            ms = None if ms is None else ms.clone()
         ys = ys.to(device, dtype) if ys.is_floating_point() else ys.to(device)
         if not masked:
             return xs.to(device, dtype), ys

@@ -5,7 +5,13 @@ a log that is a hard link of another run's live log, a sweep whose ``--out``
 is a symlink or a run's own checkpoint, an own task whose tensors change
 after it is made, a resume from another directory, a branch that shared its
 parent's run id, and the small ones (``--grid task=``, one device under two
-names, a log named like a lock). The later ones are this round's own finds.
+names, a log named like a lock). The later ones are this round's own finds:
+a task refusing a length after other runs trained, ``--overwrite`` emptying
+another run's log, a garbled ``run.json`` stopping a folder's own resume,
+non-strict JSON from the study and the benchmark, a resume without ``out``
+taking its parent's id, a sweep written through a link into a run, an own
+task's splits handed out by reference, a moved run folder, and a grid value
+that equals the default.
 """
 
 import csv
@@ -313,3 +319,91 @@ def test_a_sweep_tries_every_task_and_seq_len_before_any_run(tmp_path, monkeypat
     with pytest.raises(ValueError, match="seq_len must be an int >= 10, got 6"):
         sweep(tiny(), grid, [0], out=str(tmp_path / "s.json"))
     assert trained == [] and not (tmp_path / "s.json").exists()
+
+
+def test_overwrite_never_empties_the_log_of_a_run_it_does_not_replace(tmp_path):
+    """--overwrite replaces the run in --out; another run's log is not its."""
+    other = tmp_path / "other.csv"
+    train(tiny(out=str(tmp_path / "O"), log_csv=str(other)))
+    train(tiny(out=str(tmp_path / "A")))
+    before = other.read_bytes()
+    with pytest.raises(ValueError, match="log_csv: .*not of the run overwrite"):
+        train(tiny(out=str(tmp_path / "A"), log_csv=str(other)), overwrite=True)
+    assert other.read_bytes() == before
+    # the log of the run it replaces is replaced, as asked
+    own = tmp_path / "A.csv"
+    train(tiny(out=str(tmp_path / "A"), log_csv=str(own)), overwrite=True)
+    train(tiny(out=str(tmp_path / "A"), log_csv=str(own), seed=1), overwrite=True)
+    assert {r["run"] for r in rows(own)} == {marker(tmp_path / "A")["run_id"]}
+
+
+def test_a_garbled_run_json_does_not_stop_the_folders_own_resume(tmp_path):
+    out = tmp_path / "A"
+    train(tiny(out=str(out)))
+    (out / "run.json").write_text("{not json")
+    assert train(tiny(out=str(out), steps=5), resume=out).metrics["steps"] == 5
+    assert marker(out)["run_id"] == load_checkpoint(out)["run_id"]
+
+
+def test_study_and_bench_records_are_strict_json(tmp_path):
+    from rhn import optstudy
+
+    path = tmp_path / "study.json"
+    optstudy._write({"runs": [{"grad_norms": [1.0, float("inf")]}]}, path)
+    record = json.loads(path.read_text(), parse_constant=_refuse)
+    assert record["runs"][0]["grad_norms"] == [1.0, None]
+    assert record["non_finite"]["runs[0].grad_norms[1]"] == "inf"
+
+
+def _refuse(name):
+    raise AssertionError(f"not strict JSON: {name}")
+
+
+def test_a_resume_without_out_is_a_branch_of_its_own(tmp_path):
+    out = tmp_path / "A"
+    train(tiny(out=str(out)))
+    log = tmp_path / "mem.csv"
+    train(tiny(log_csv=str(log), steps=5), resume=out)  # nothing written to A
+    assert {r["run"] for r in rows(log)} != {marker(out)["run_id"]}
+    assert load_checkpoint(out)["step"] == 3
+
+
+def test_a_sweep_never_writes_through_a_link_into_a_run(tmp_path):
+    train(tiny(out=str(tmp_path / "A")))
+    before = contents(tmp_path / "A")
+    link = tmp_path / "s.json"
+    link.symlink_to(tmp_path / "A" / "metrics.json")
+    with pytest.raises(ValueError, match="out: .*is a file of the run folder"):
+        sweep(tiny(), {}, [0], out=link, overwrite=True)
+    assert contents(tmp_path / "A") == before
+
+
+def test_an_own_tasks_splits_are_copies(tmp_path):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 40, 2, generator=g)
+    vx = torch.randn(6, 10, 2, generator=g)
+    vy = vx[:, :, 0].sum(0)
+    task = tensor_task(x, x[:, :, 0].sum(0), valid=(vx, vy), name="mine")
+    before = task.fingerprint
+    vx.zero_()  # the split given apart
+    held = task.generate(0, split="valid")
+    assert torch.equal(held[1], vy) and held[0].abs().sum() > 0
+    held[0].zero_()  # what generate returned, changed by the caller
+    assert task.generate(0, split="valid")[0].abs().sum() > 0
+    assert task.fingerprint == before
+
+
+def test_a_moved_run_folder_resumes_where_it_is(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *CLI, "--out", "A", "--log-csv", "A/log.csv"]) == 0
+    os.rename("A", "A2")
+    assert main(["train", "--resume", "A2", "--steps", "5"]) == 0
+    assert not (tmp_path / "A").exists()
+    assert [r["step"] for r in rows(tmp_path / "A2" / "log.csv")] == [
+        str(s) for s in range(1, 6)
+    ]
+
+
+def test_a_grid_value_that_is_the_default_is_one_setting():
+    with pytest.raises(ValueError, match="grid: .*the same run"):
+        sweep(TrainConfig(**TINY), {"seq_len": [None, 100]}, [0])
