@@ -307,7 +307,8 @@ def _recorded_options(
     from .tasks import TASKS
     from .train import TrainConfig, load_checkpoint
 
-    saved = load_checkpoint(resume, name="--resume")["config"]
+    state = load_checkpoint(resume, name="--resume")
+    saved = state["config"]
     if not isinstance(saved, dict):
         raise ValueError(f"--resume: {resume!r} is damaged (its config is no dict)")
     if task is None:
@@ -319,12 +320,58 @@ def _recorded_options(
             )
     fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"task"}
     recorded = {k: v for k, v in saved.items() if k in fields}
+    recorded.update(_recorded_paths(resume, state, "out" in given))
     # a size given replaces the recorded one, whichever way it was given
     if given.get("hidden_size") is not None:
         recorded.pop("num_params", None)
     if "num_params" in given:
         recorded.pop("hidden_size", None)
     return task, {**recorded, **given}
+
+
+def _recorded_paths(
+    resume: str, state: dict[str, object], out_given: bool
+) -> dict[str, object]:
+    """``out`` and ``log_csv`` of a resume, whatever the current directory: the
+    run's folder (the one holding ``checkpoint.pt``) is ``out``, and a log the
+    run kept inside its folder moves with it; other paths as the run recorded
+    them (absolute where the checkpoint has them)."""
+    import os
+    from pathlib import Path
+
+    from .train.records import CHECKPOINT_NAME
+
+    saved = state["config"]
+    paths = state.get("paths") if isinstance(state.get("paths"), dict) else {}
+    old_out = paths.get("out") or saved.get("out")  # type: ignore[union-attr]
+    old_log = paths.get("log_csv") or saved.get("log_csv")  # type: ignore[union-attr]
+    given = Path(resume)
+    folder = given if given.is_dir() else None
+    if folder is None and given.name == CHECKPOINT_NAME:
+        folder = given.parent
+    out = None if old_out is None else str(old_out)
+    if folder is not None:
+        out = str(folder)
+    found: dict[str, object] = {}
+    if not out_given and out is not None:
+        found["out"] = out
+    if old_log is not None:
+        log = str(old_log)
+        inside = old_out is not None and _inside(log, str(old_out))
+        if inside is not None and folder is not None and not out_given:
+            log = os.path.join(str(folder), inside)  # the folder's own log
+        found["log_csv"] = log
+    return found
+
+
+def _inside(path: str, folder: str) -> str | None:
+    """``path`` relative to ``folder`` if it lies inside it, else ``None``."""
+    import os
+
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(folder))
+    if os.path.isabs(path) != os.path.isabs(folder) or relative.startswith(".."):
+        return None
+    return relative
 
 
 def train_main(argv: Sequence[str] | None = None) -> int:
@@ -456,6 +503,14 @@ def _grid_values(field: str, text: str) -> list[object]:
     """Parse the comma-separated values of ``--grid field=...`` to the field's type."""
     from .train import TrainConfig
 
+    if field == "task":  # a name or module:function, as --task takes it
+        tasks: list[object] = []
+        for word in (w.strip() for w in text.split(",")):
+            try:
+                tasks.append(_resolve_task(_task_arg(word)))
+            except argparse.ArgumentTypeError as err:
+                raise ValueError(f"--grid task: {err}") from None
+        return tasks
     hints = typing.get_type_hints(TrainConfig)
     kind = hints[field]
     optional = type(None) in typing.get_args(kind)

@@ -628,6 +628,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['us_per_token']:6.2f} us/token"
         )
     if out is not None:
-        _io.write_json(out, result, name="--out", indent=1)
+        _io.write_record(out, result, name="--out", indent=1)  # strict JSON
         print(f"wrote {out}")
     return 0

@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from . import _checks, _cli, _io, results
-from .tasks import Task, get_task
+from .tasks import get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.model import check_memory
 
@@ -175,6 +175,14 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
     return dataclasses.replace(base, **changes)
 
 
+def _device_key(device: torch.device) -> str:
+    """One name per device: ``cpu`` for ``cpu:0``, ``cuda:N`` for ``cuda``."""
+    if device.type == "cuda":
+        index = torch.cuda.current_device() if device.index is None else device.index
+        return f"cuda:{index}"
+    return device.type
+
+
 def _environment() -> dict[str, Any]:
     from . import __version__
     from .studies import machine
@@ -247,8 +255,36 @@ def _write(record: dict[str, Any], path: Path) -> None:
 
 
 def lock_path(path: Path) -> Path:
-    """The lock a sweep holds on its record ``path`` while it runs."""
-    return path.with_name(path.name + ".lock")
+    """The lock a sweep holds on its record ``path`` while it runs: one per
+    file, whatever symlink names it (:func:`rhn.train.records.file_lock_path`)."""
+    return records.file_lock_path(path)
+
+
+def _check_replaceable(path: Path, overwrite: bool) -> None:
+    """Refuse an ``out`` that is a file of a run folder, and an ``overwrite``
+    of a file that is not a sweep's record (a typo must not cost a file)."""
+    real = Path(os.path.realpath(path))
+    run_files = (records.CHECKPOINT_NAME, records.METRICS_NAME, records.MARKER_NAME)
+    if real.name in (*run_files, records.LOCK_NAME) and any(
+        (real.parent / name).exists() for name in run_files
+    ):
+        raise ValueError(
+            f"out: {_io.short(path)!r} is a file of the run folder "
+            f"{_io.short(real.parent)!r} ({', '.join(run_files)}); a sweep never "
+            "replaces a run's files: give its record another name, e.g. sweep.json"
+        )
+    if not overwrite or not real.exists():
+        return
+    try:
+        record = _io.read_json(real, name="out")
+    except ValueError:
+        record = None
+    if not (isinstance(record, dict) and "format" in record and "runs" in record):
+        raise ValueError(
+            f"out: {_io.short(path)!r} is not a sweep record (a JSON file that "
+            "sweep wrote); overwrite replaces only a sweep record: give another "
+            "path, or delete it"
+        )
 
 
 def _run_environment() -> dict[str, Any]:
@@ -346,10 +382,11 @@ def sweep(
         # A typo in out must cost seconds, not the hours of the sweep: the file
         # is only written after the first run.
         _check_writable(path)
+        _check_replaceable(path, overwrite)
         # the sweep owns its record while it runs, as a run owns its folder: a
         # second sweep into the same out is refused, not silently overwritten
         lock = records.FolderLock(
-            path.parent, path=lock_path(path), holder="sweep"
+            path.parent, path=lock_path(path), holder="sweep", guards=path
         ).acquire()
     try:
         return _sweep(
@@ -386,16 +423,30 @@ def _sweep(
     settings = _settings(base, grid)
     # Build every config first, so that a bad value fails before any training.
     plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]
-    tried: set[int] = set()
-    for _, _, config in plan:  # and what only a run would find: the device, sizes
+    tried: set[tuple[str, int, int]] = set()
+    runs: dict[str, dict[str, Any]] = {}
+    for setting, _, config in plan:  # and what only a run would find: the device
         device = resolve_device(config.device)
+        key = json.dumps(
+            {**config.to_dict(), "device": _device_key(device)},
+            sort_keys=True,
+            default=repr,
+        )
+        if runs.setdefault(key, setting) is not setting:
+            raise ValueError(
+                f"grid: the settings {runs[key]} and {setting} make the same run "
+                f"(one config once names are resolved, on device "
+                f"{_device_key(device)!r}); give each value once"
+            )
         task = get_task(config.task)
         check_memory(config, task, device)
-        if isinstance(config.task, Task) and config.seq_len not in tried:
-            # an own task's data fixes its length: every seq_len of the grid
-            # is tried on one sequence, so that none fails after other runs
+        if (task.name, id(task), config.seq_len) not in tried:
+            # a task may refuse a length (an own task's data fixes it, the
+            # temporal-order task needs 10 steps): every task and seq_len of
+            # the grid is tried on one sequence, so that none fails after
+            # other runs
             task.generate(1, config.seq_len, seed=0)
-            tried.add(config.seq_len)
+            tried.add((task.name, id(task), config.seq_len))
 
     record: dict[str, Any] = {
         "format": FORMAT,

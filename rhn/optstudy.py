@@ -165,7 +165,8 @@ def run_study(
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # whole or not at all: an interrupted study keeps the runs it finished
-    _io.write_json(path, record, name="out", indent=None, separators=(",", ":"))
+    # strict JSON: an overflowing gradient norm is null, named in "non_finite"
+    _io.write_record(path, record, name="out", indent=None, separators=(",", ":"))
 
 
 DROPOUT_MODES = ("none", "variational", "per-step", "per-step-carry")

@@ -167,8 +167,10 @@ def _check_split(
         raise ValueError(f"{name} holds NaN or infinite values")
     if keep is not None:  # what the mask leaves out is never read: zero it
         y = torch.where(keep, y, torch.zeros((), dtype=y.dtype))
-    x = x.detach().cpu().contiguous()
-    y = y.detach().cpu().contiguous()
+    # copies, never views of the caller's tensors: data changed in place after
+    # the task is made would be trained on under the old fingerprint
+    x = x.detach().cpu().clone(memory_format=torch.contiguous_format)
+    y = y.detach().cpu().clone(memory_format=torch.contiguous_format)
     return x, y, m, readout, K
 
 
@@ -234,7 +236,7 @@ def _check_mask(
         )
     if not m.any():
         raise ValueError(f"{name} mask is False everywhere: no target would count")
-    return m.detach().cpu().contiguous()
+    return m.detach().cpu().clone(memory_format=torch.contiguous_format)
 
 
 def tensor_task(
@@ -265,7 +267,9 @@ def tensor_task(
     only held-out data, and ``valid_loss`` its loss. The sequences are the data:
     the config's ``seq_len`` defaults to their length ``T`` and any other
     value is refused when the run starts; ``eval_samples`` is ignored (the
-    held-out splits are scored whole).
+    held-out splits are scored whole). The task holds copies of the tensors
+    given: changing them in place afterwards changes neither the task nor its
+    fingerprint.
 
     Args:
         inputs: ``(T, N, I)`` float, the training sequences (time first), or
@@ -482,6 +486,9 @@ def tensor_task(
                 generator = torch.Generator().manual_seed(_checks.seed("seed", seed))
             index = torch.randint(0, xs.shape[1], (B,), generator=generator)
             xs, ys, ms = _take((xs, ys, ms), index, per_step)
+        else:  # the split itself: a copy, which the caller may change
+            xs, ys = xs.clone(), ys.clone()
+            ms = None if ms is None else ms.clone()
         ys = ys.to(device, dtype) if ys.is_floating_point() else ys.to(device)
         if not masked:
             return xs.to(device, dtype), ys

@@ -71,11 +71,13 @@ def test_resume_into_a_folder_of_another_run_is_refused(tmp_path, capsys):
     assert status == 2 and err.count("\n") == 1
     assert "another run than the checkpoint resumed" in err
     assert {p.name: p.read_bytes() for p in b.iterdir()} == b_before
-    # a fresh folder may take a's run over (a copy that goes on from it)
+    # a fresh folder may take a branch of a's run (a copy that goes on from
+    # it): a run of its own, whose run.json names a as its parent
     c = tmp_path / "c"
     assert main([*args, "--out", str(c), "--resume", str(a / "checkpoint.pt")]) == 0
-    ids = [json.loads((d / "run.json").read_text())["run_id"] for d in (a, b, c)]
-    assert ids[0] == ids[2] != ids[1]
+    markers = [json.loads((d / "run.json").read_text()) for d in (a, b, c)]
+    ids = [m["run_id"] for m in markers]
+    assert len(set(ids)) == 3 and markers[2]["parent"]["run_id"] == ids[0]
 
 
 def test_a_second_writer_is_refused_with_the_first_ones_name(tmp_path):

@@ -39,9 +39,12 @@ class Logger:
     ``overwrite`` (as given to :func:`~rhn.train.train`), ``segment`` (the
     number of earlier calls that trained this run, as its checkpoint
     records them, so 0 for a fresh run), ``run_id`` (the run's identity,
-    kept by every resume), ``parent_log_csv`` (for a branch, a resume into
-    another ``out``: the log the resumed run recorded, else ``None``) and
-    ``config`` (:meth:`TrainConfig.to_dict`).
+    kept by every resume in the run's own folder), ``parent`` (for a branch,
+    a resume into another ``out``, which gets an id of its own: the run id,
+    checkpoint and step it came from, else ``None``), ``parent_log_csv``
+    (for a branch: the log the resumed run recorded, else ``None``),
+    ``replaces_run`` (with ``overwrite``: the id of the run in ``out`` it
+    replaces, else ``None``) and ``config`` (:meth:`TrainConfig.to_dict`).
 
     ``row`` holds ``segment``, ``step``, ``train_loss``, ``lr``, the
     held-out scores (``test_loss``, or ``valid_loss`` on a task with
@@ -82,10 +85,13 @@ class CSVLogger(Logger):
     branch (a resume into another ``out``) appending to its parent's log, a
     run's own files (``checkpoint.pt``, ``metrics.json``, ``run.json``,
     ``run.lock`` in ``out`` or any run folder), and a file another process
-    is logging to (a lock, ``PATH.lock``, is held while the run writes). A
-    fresh run into a log that already holds rows is refused, unless
-    :func:`~rhn.train.train` is called with ``overwrite=True``, which
-    starts that log anew. Each row is flushed when written.
+    is logging to, under any name (while the run writes it holds a lock,
+    ``.NAME.rhn-lock`` next to the file, and a ``flock`` on the file itself,
+    which its hard links share). A fresh run into a log that already holds
+    rows is refused, unless :func:`~rhn.train.train` is called with
+    ``overwrite=True``, which starts that log anew: only a log without other
+    hard links and, when the run has an ``out``, only the log of the run
+    that ``overwrite`` replaces there. Each row is flushed when written.
 
     Args:
         path: the CSV file (its directory is created when missing).
@@ -146,18 +152,28 @@ class CSVLogger(Logger):
                 f"log_csv: cannot make the folder of {self._where()!r} "
                 f"({_io.one_line(err)[:120]})"
             ) from None
-        real = _io.check_writable(self.path, "log_csv")
-        from .records import FolderLock  # records imports the config, not this
+        _io.check_writable(self.path, "log_csv")
+        from .records import FolderLock, file_lock_path  # records imports the config
 
-        lock = real.with_name(real.name + ".lock")
-        self._lock = FolderLock(real.parent, path=lock, name="log_csv").acquire()
+        self._lock = FolderLock(
+            self.path.parent,
+            path=file_lock_path(self.path),
+            name="log_csv",
+            guards=self.path,
+        ).acquire()
         try:
-            self._check_rows(info)
             existed = self.path.exists()
             # opened now (created if missing), emptied only in start: after
             # every check of the run has passed
             self._file = open(self.path, "a", newline="", encoding="utf-8")
             self._created = not existed
+            if not _file_locked(self._file):  # the file under another name
+                raise ValueError(
+                    f"log_csv: {self._where()!r} is in use by another run under "
+                    "another name (a hard link or a symlink to a log being "
+                    "written); give this run its own log"
+                )
+            self._check_rows(info)
         except OSError as err:
             self.close()
             raise ValueError(
@@ -191,6 +207,7 @@ class CSVLogger(Logger):
                     "run; a fresh run starts a new file: give another path, delete "
                     "it, or pass overwrite (--overwrite) to replace it"
                 )
+            self._check_replace(header == columns, body, len(columns), info)
             self._fresh = True  # replaced in start: it is a log of this kind
             return
         if legacy:
@@ -211,6 +228,31 @@ class CSVLogger(Logger):
         if written:  # calls a crash cut before their checkpoint count too
             self._segment = max(self._segment, max(written) + 1)
         self._fresh = False
+
+    def _check_replace(
+        self, named: bool, body: list[list[str]], width: int, info: dict[str, Any]
+    ) -> None:
+        """Refuse to empty a log that is not only this file (a hard link), or,
+        with an ``out``, one whose rows are not of the run ``overwrite``
+        replaces there."""
+        links = os.stat(self.path).st_nlink
+        if links > 1:
+            raise ValueError(
+                f"log_csv: {self._where()!r} has {links} hard links (the same file "
+                "under other names, another run's log perhaps); overwrite would "
+                "empty each of them: give another path"
+            )
+        if info.get("config", {}).get("out") is None or not body:
+            return  # no folder: overwrite names the log alone
+        replaced = info.get("replaces_run")
+        runs = sorted({r[-1] for r in body if named and len(r) == width})
+        if not named or runs != [replaced]:
+            what = f"run {runs[0]}" if named and runs else "a run it does not name"
+            raise ValueError(
+                f"log_csv: {self._where()!r} holds rows of {what}, not of the run "
+                f"overwrite replaces in out ({replaced or 'none'}); give another "
+                "path, or delete it"
+            )
 
     def start(self, info: dict[str, Any]) -> None:
         self._columns = list(info["columns"])
@@ -266,7 +308,26 @@ _RUN_FILES = ("checkpoint.pt", "metrics.json", "run.json", "run.lock")
 
 
 def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+    from .records import same_file
+
+    return same_file(a, b)
+
+
+def _file_locked(file: Any) -> bool:
+    """Take an exclusive ``flock`` on the open ``file`` (its inode: every name
+    of it, hard links too); ``False`` if another writer holds it. Released when
+    the file is closed. Where there is no ``flock`` the path lock is all."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return True
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without flock
+        return True
+    return True
 
 
 def _refuse_run_files(path: Path, out: str | None) -> None:

@@ -7,8 +7,9 @@ A run's folder (``TrainConfig.out``) holds:
 - ``metrics.json``: the summary, the config, the history and the run's
   segments (one per call of :func:`rhn.train.train`);
 - ``run.json``: the marker, the run's identity (a random id made when the
-  run starts, kept by every resume, and a hash of the settings that change
-  its numbers);
+  run starts, kept by every resume in this folder; a branch, resumed into
+  another folder, gets its own and names its ``parent``) and a hash of the
+  settings that change its numbers;
 - ``run.lock`` while a process trains into it: pid, host and start time, so
   that a second writer is refused with a message naming the first
   (``FolderLock``).
@@ -328,9 +329,11 @@ class FolderLock:
         path: Path | None = None,
         name: str = "out",
         holder: str = "run",
+        guards: Path | None = None,
     ) -> None:
         self.path = Path(out) / LOCK_NAME if path is None else Path(path)
         self.name, self.holder = name, holder
+        self.guards = guards
         self.info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -366,12 +369,12 @@ class FolderLock:
         )
 
     def _what(self) -> Path:
-        """What the lock guards: the run folder, or the file ``PATH`` of a
-        lock ``PATH.lock``."""
+        """What the lock guards: the file given as ``guards``, else the run
+        folder of ``run.lock``."""
+        if self.guards is not None:
+            return self.guards
         if self.path.name == LOCK_NAME:
             return self.path.parent
-        if self.path.name.endswith(".lock"):
-            return self.path.with_name(self.path.name[: -len(".lock")])
         return self.path
 
     def _take_over(self, stale: dict[str, Any]) -> bool:
@@ -455,6 +458,70 @@ def _directory_locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
+def file_lock_path(path: str | os.PathLike[str]) -> Path:
+    """The lock of a single file ``path`` (a CSV log, a sweep's record):
+    ``.NAME.rhn-lock`` next to the file ``path`` resolves to (symlinks
+    followed), so that two names of one file share one lock, and a name no
+    file of the user's is likely to have (``NAME.lock`` may be a log too)."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(f".{real.name}.rhn-lock")
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same device and inode where
+    both exist (a hard link, a symlink, another spelling), else the same real
+    path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _continues(
+    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
+) -> bool:
+    """Whether resuming ``state`` into ``out`` continues the run in its own
+    folder (else it is a branch, a run of its own): ``out`` holds the
+    checkpoint resumed, or names the checkpoint's run in its ``run.json``."""
+    if out is None or state is None:
+        return False
+    if resume_path is not None and same_file(resume_path, out / CHECKPOINT_NAME):
+        return True
+    run_id = state.get("run_id")
+    try:
+        marker = _marker(out) or {}
+    except (OSError, ValueError):  # unreadable: no run of this id
+        marker = {}
+    return bool(run_id) and marker.get("run_id") == run_id
+
+
+def identity(
+    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
+) -> tuple[str, dict[str, Any] | None, bool]:
+    """The run id of a call of :func:`rhn.train.train`, its ``parent`` and
+    whether it is a branch.
+
+    A fresh run gets a new id and no parent. A resume that continues the run
+    in its own folder keeps the run's id and its parent. Any other resume is a
+    branch: a new id, and ``parent`` names the run it came from (its id, the
+    checkpoint and the step), so that its records and log rows are told apart
+    from the parent's.
+    """
+    if state is None:
+        return new_run_id(), None, False
+    if _continues(out, state, resume_path):
+        try:
+            marker = (_marker(out) or {}) if out is not None else {}
+        except (OSError, ValueError):
+            marker = {}
+        run_id = state.get("run_id") or marker.get("run_id") or new_run_id()
+        return run_id, state.get("parent"), False
+    where = None if resume_path is None else os.path.abspath(resume_path)
+    parent = {"run_id": state.get("run_id"), "checkpoint": where}
+    parent["step"] = int(state["step"])
+    return new_run_id(), parent, True
+
+
 def _marker(out: Path) -> dict[str, Any] | None:
     try:
         marker = _io.read_json(out / MARKER_NAME, name="out")
@@ -485,40 +552,39 @@ def claim_folder(
     resume_state: dict[str, Any] | None,
     resume_path: Path | None,
     overwrite: bool,
-    run_id: str | None = None,
-) -> tuple[FolderLock, str]:
-    """Lock ``out`` and check that it holds no other run; return the lock and run id.
+    run_id: str,
+    parent: dict[str, Any] | None = None,
+    branch: bool = False,
+) -> FolderLock:
+    """Lock ``out`` and check that it holds no other run; return the lock.
 
     ``out`` may hold a run only when this call resumes that same run: the
-    checkpoint's run id equals the folder's (or, for folders written before
-    run ids, the checkpoint resumed is the folder's own), and the checkpoint
-    is not behind the folder (a stale copy of the run's checkpoint would move
-    the folder back and lose the steps since). Otherwise the call is refused,
-    unless ``overwrite``, which removes the old run's files, once every file
-    the new run writes is known to be writable. The marker ``run.json`` is
-    written for the run now owning ``out``, with the checkpoint's run id, else
-    ``run_id`` (else a new one).
+    checkpoint resumed is the folder's own, or its run id is the folder's
+    (``run.json``), and a copy is not behind the folder (a stale copy of the
+    run's checkpoint would move the folder back and lose the steps since).
+    Otherwise the call is refused, unless ``overwrite`` (a fresh run only),
+    which removes the old run's files, once every file the new run writes is
+    known to be writable. The marker ``run.json`` is written for the run now
+    owning ``out``: ``run_id`` and ``parent`` from :func:`identity`
+    (``branch``: whether it found this resume to be a branch).
     """
-    fallback = run_id
     lock = FolderLock(out).acquire()
     try:
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
         for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
             _io.check_writable(out / name, "out")
+        same = _continues(out, resume_state, resume_path)
+        if resume_state is not None and same == branch:  # decided before the lock
+            raise ValueError(
+                f"out: {_io.short(out)!r} changed while this run started (another "
+                "process wrote its run.json); run the command again"
+            )
         # a marker alone is a claim that wrote nothing yet (a run that failed
         # before its first checkpoint): the folder is free
         found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
-        run_id = None if resume_state is None else resume_state.get("run_id")
-        own = resume_path is not None and (
-            resume_path.resolve() == (out / CHECKPOINT_NAME).resolve()
-        )
+        own = resume_path is not None and same_file(resume_path, out / CHECKPOINT_NAME)
         if found:
-            marker = _marker(out) or {}
-            same = resume_state is not None and (
-                (run_id is not None and marker.get("run_id") == run_id)
-                or (not marker.get("run_id") and own)
-            )
             if same and not own:  # a copy of the run's checkpoint: not behind it
                 reached = _progress(out)
                 step = int(resume_state["step"])  # type: ignore[index]
@@ -530,36 +596,51 @@ def claim_folder(
                         f"{reached}: pass --resume {_io.short(out)} to continue the "
                         "run, or another --out for a branch of it"
                     )
-            if not same and not overwrite:
+            if not same and (not overwrite or resume_state is not None):
                 what = (
                     "another run than the checkpoint resumed"
                     if resume_state is not None
                     else "a run"
                 )
+                how = (
+                    "delete it yourself"
+                    if resume_state is not None
+                    else "--overwrite (overwrite=True) to replace it"
+                )
                 raise ValueError(
                     f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
                     f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue "
-                    "it, --overwrite (overwrite=True) to replace it, or another out"
+                    f"it, {how}, or another out"
                 )
             if not same:  # overwrite: never leave a mix of two runs
                 for name in (*found, MARKER_NAME):
                     (out / name).unlink(missing_ok=True)
-        if run_id is None:
-            run_id = fallback or new_run_id()
-        _io.write_json(
-            out / MARKER_NAME,
-            {
-                "run_id": run_id,
-                "config_hash": config_hash(config.to_dict()),
-                "task": config.to_dict()["task"],
-                "model": config.model,
-                "claimed": _now(),
-                "by": lock.info,
-            },
-            name="out",
-            indent=1,
-        )
+        marker = {
+            "run_id": run_id,
+            "config_hash": config_hash(config.to_dict()),
+            "task": config.to_dict()["task"],
+            "model": config.model,
+            "claimed": _now(),
+            "by": lock.info,
+        }
+        if parent is not None:
+            marker["parent"] = parent
+        _io.write_json(out / MARKER_NAME, marker, name="out", indent=1)
     except BaseException:
         lock.release()
         raise
-    return lock, run_id
+    return lock
+
+
+def replaced_run(out: str | os.PathLike[str] | None) -> str | None:
+    """The id of the run a fresh ``overwrite`` into ``out`` would replace (the
+    id in its ``run.json``), or ``None``."""
+    if out is None:
+        return None
+    out = Path(out)
+    if not any((out / n).exists() for n in (CHECKPOINT_NAME, METRICS_NAME)):
+        return None
+    try:
+        return (_marker(out) or {}).get("run_id")
+    except (OSError, ValueError):
+        return None

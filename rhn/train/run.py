@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -109,11 +110,15 @@ def train(
             on the CPU the resumed run reproduces the uninterrupted one
             exactly. ``steps`` may be larger than the checkpoint's: the run
             goes on at the schedule's final learning rate, and the record's
-            ``run.segments`` say which call trained which steps.
+            ``run.segments`` say which call trained which steps. A resume
+            into another ``out`` (or none) is a branch: a run with an id of
+            its own, whose ``run.json``, checkpoint and ``metrics.json``
+            (``run.parent``) name the run, checkpoint and step it came from.
         overwrite: replace a different run already in ``config.out``
             (default ``False``: refused, as on the command line), once every
             check of this run has passed; a :class:`~rhn.train.CSVLogger`
-            then starts its file anew if it is a log of this kind.
+            then starts its file anew if it is a log of this kind. Refused
+            with ``resume``: a resume never replaces a run.
         loggers: :class:`~rhn.train.Logger` objects that get one row per step
             (step, losses, learning rate, time); ``config.log_csv`` adds a
             :class:`~rhn.train.CSVLogger`. They may refuse the run before any
@@ -150,6 +155,12 @@ def train(
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     _checks.boolean("overwrite", overwrite)
+    if overwrite and resume is not None:  # nothing a resume could replace is lost
+        raise ValueError(
+            f"overwrite: a resume continues a run and never replaces one, got "
+            f"overwrite=True with resume={str(resume)!r} (--overwrite with "
+            "--resume); leave overwrite out, or give another out for a branch"
+        )
     state, resume_path = None, None
     if resume is not None:  # read and checked before any work, not after it
         state = records.load_checkpoint(resume, name="resume")
@@ -158,8 +169,10 @@ def train(
         if resume_path.is_dir():
             resume_path = resume_path / records.CHECKPOINT_NAME
     loggers = _loggers(config, loggers)
-    # the run's identity: the checkpoint's, kept by every resume, or a new one
-    run_id = (state or {}).get("run_id") or records.new_run_id()
+    out = None if config.out is None else Path(config.out)
+    # the run's identity: the checkpoint's when it goes on in its own folder,
+    # else a new one (a fresh run, or a branch, which names its parent)
+    run_id, parent, branch = records.identity(out, state, resume_path)
     checked: list[Logger] = []
     lock = None
     try:
@@ -169,6 +182,7 @@ def train(
             # and the claim of the folder, which may replace an old run:
             # nothing is removed for a run that is then refused.
             run = _Run(config, run_id=run_id)
+            run.parent = parent
             if state is not None:
                 run.restore(state, resume_path)
             info: dict[str, Any] = {
@@ -178,23 +192,26 @@ def train(
                 "overwrite": overwrite,
                 "segment": len(run.segments),
                 "run_id": run_id,
-                "parent_log_csv": _parent_log(config, state),
+                "parent": parent,
+                "parent_log_csv": _parent_log(state) if branch else None,
+                "replaces_run": records.replaced_run(out) if overwrite else None,
                 "config": config.to_dict(),
             }
             for logger in loggers:  # before the folder is claimed
                 logger.check(info)
                 checked.append(logger)
-            if config.out is not None:
-                out = _cli.writable_dir("out", config.out)
-                lock, run_id = records.claim_folder(
+            if out is not None:
+                _cli.writable_dir("out", out)
+                lock = records.claim_folder(
                     out,
                     config,
                     resume_state=state,
                     resume_path=resume_path,
                     overwrite=overwrite,
                     run_id=run_id,
+                    parent=parent,
+                    branch=branch,
                 )
-                run.run_id = run_id
             started: list[Logger] = []
             try:
                 for logger in loggers:
@@ -216,18 +233,16 @@ def train(
             lock.release()
 
 
-def _parent_log(config: TrainConfig, state: dict[str, Any] | None) -> str | None:
-    """The log of the run resumed, when this call branches it into another
-    ``out`` (or none): a branch must not append to its parent's log."""
+def _parent_log(state: dict[str, Any] | None) -> str | None:
+    """The log of the run a branch resumes (its absolute path where the
+    checkpoint recorded one), or ``None``: a branch must not append to it."""
     if state is None or not isinstance(state.get("config"), dict):
         return None
-    recorded, log = state["config"].get("out"), state["config"].get("log_csv")
-    if recorded is None or log is None:
-        return None
-    same = config.out is not None and (
-        Path(recorded).resolve() == Path(config.out).resolve()
-    )
-    return None if same else str(log)
+    paths = state.get("paths")
+    if isinstance(paths, dict) and paths.get("log_csv"):
+        return str(paths["log_csv"])
+    log = state["config"].get("log_csv")
+    return None if log is None else str(log)
 
 
 def _loggers(config: TrainConfig, loggers: Sequence[Logger]) -> list[Logger]:
@@ -340,6 +355,8 @@ class _Run:
         self.seconds = 0.0
         # One entry per call of train() on this run: which steps it trained.
         self.segments: list[dict[str, Any]] = []
+        # the run a branch was resumed from (rhn.train.records.identity)
+        self.parent: dict[str, Any] | None = None
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
         self.loggers: list[Logger] = []  # started by train, one row per step
         self.columns = log_columns(self.task)
@@ -656,8 +673,11 @@ class _Run:
             "seconds": self.seconds,
             "best": self.best,
             "run_id": self.run_id,
+            "parent": self.parent,
             "segments": self.segments,
             "schedule_steps": self.schedule_steps,
+            # where this run wrote, whatever the directory a resume starts in
+            "paths": _absolute_paths(self.config),
         }
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
 
@@ -817,6 +837,8 @@ class _Run:
             "segments": self.segments,
             "schedule_steps": self.schedule_steps,
         }
+        if self.parent is not None:
+            run["parent"] = self.parent
         record = {
             **metrics,
             "config": self.config.to_dict(),
@@ -838,6 +860,12 @@ class _Run:
         if self.config.out is not None:
             self._write_metrics(metrics)
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
+
+
+def _absolute_paths(config: TrainConfig) -> dict[str, str | None]:
+    """``out`` and ``log_csv`` as absolute paths (the config keeps them as given)."""
+    paths = {"out": config.out, "log_csv": config.log_csv}
+    return {k: None if v is None else os.path.abspath(v) for k, v in paths.items()}
 
 
 def _device_name(device: torch.device) -> str:
