@@ -168,3 +168,12 @@ def test_a_number_in_a_comment_or_string_does_not_count(tmp_path):
         ['assert loss < 1  # 0.4321\nprint("0.4321")'],
     )
     assert [m.number for m in prose_numbers.misses(path)] == ["0.4321"]
+
+
+def test_a_list_of_chapter_numbers_is_structural(tmp_path):
+    path = _notebook(
+        tmp_path,
+        ["Chapters 10, 11, 13 and 14 train it; the loss is 0.4242 there."],
+        ["assert x < 1"],
+    )
+    assert [m.number for m in prose_numbers.misses(path)] == ["0.4242"]

@@ -334,9 +334,10 @@ def _chunk_numbers(text: str, in_math: bool):
                 continue  # (13): an equation's number
             if STRUCTURAL.search(before.rstrip(" ~(")):
                 continue
-            # a list of names: "chapters 6-8", "eqs. 10-15", "pp. 749-754"
+            # a list of names: "chapters 6-8", "eqs. 10-15", "pp. 749-754",
+            # "chapters 10, 11, 13 and 14"
             if re.search(
-                rf"(?:{STRUCTURAL_WORDS})\s*[\d,.]+\s*(?:[-–—]|and|to|or|,)\s*$",
+                rf"(?:{STRUCTURAL_WORDS})\s*(?:[\d.]+\s*(?:[-–—]|and|to|or|,)\s*)+$",
                 before,
                 re.IGNORECASE,
             ):
