@@ -568,7 +568,12 @@ TASKS: dict[str, Task] = {
         init_head=chorales.init_head,
     ),
 }
-"""The tasks by name. ``defaults`` are settings of :class:`rhn.train.TrainConfig`."""
+"""The tasks by name: ``"adding"``, ``"copy"``, ``"temporal_order"``,
+``"sine_memory"`` and ``"chorales"``, each a :class:`Task`. ``defaults`` are
+settings of :class:`rhn.train.TrainConfig`.
+
+:meta hide-value:
+"""
 
 
 def get_task(name: str | Task) -> Task:
