@@ -22,7 +22,7 @@
 
 /* global RHN_PLAYGROUND_WORKER */
 import { addStyle, buildControls } from "./controls.js";
-import { gateBars, gradientHeatmap, lossPlot } from "./playground_draw.js";
+import { gateBars, gradientHeatmap, lossPlot, minus } from "./playground_draw.js";
 import { createEngine } from "./playground_engine.js";
 
 const BUDGET_MS = 12; // in the page (no worker): of the ~16.7 ms of a frame
@@ -186,7 +186,7 @@ function render({ model, el }) {
     const lossRnn = run.steps ? recentLoss(1) : null;
     drawLoss(run.losses, d.baseline, [
       "memoryless baseline 1/6",
-      `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${values.transform_bias.toFixed(2)})`,
+      `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${minus(values.transform_bias.toFixed(2))})`,
       `tanh RNN (H = ${run.H}, same size)`,
     ], WINDOW);
     drawHeat(rhnOut && rhnOut.gradNorms, rnnOut && rnnOut.gradNorms, T, D);
