@@ -194,8 +194,9 @@ function render({ model, el }) {
     const f = (v) => (v === null ? "–" : v.toFixed(4));
     status.textContent = run.error
       ? `stopped: ${run.error}; lower the learning rate and reset`
-      : `step ${run.steps}   loss RHN ${f(lossRhn)}   RNN ${f(lossRnn)}   (baseline ${d.baseline.toFixed(4)})` +
-        (rate ? `   ${rate.toFixed(0)} steps/s` : "");
+      : // separators, not runs of spaces (HTML shows a run as one space)
+        `step ${run.steps} · loss: RHN ${f(lossRhn)}, RNN ${f(lossRnn)}, baseline ${d.baseline.toFixed(4)}` +
+        (rate ? ` · ${rate.toFixed(0)} steps/s` : "");
     root.dataset.rhnStepsPerS = rate.toFixed(2);
     root.dataset.rhnWorker = String(!engine.inPage);
     root.dataset.rhnNumbers = JSON.stringify({
