@@ -10,9 +10,11 @@ text of the chapter's number, from the numbered table of contents:
 
 - "chapter 3" (or "Chapter 3" where a sentence or a table cell starts),
   with a no-break space;
-- "3" alone where the prose already says "chapter" or "chapters" just before
-  it ("chapter {ref}`ch-bptt`" gives "chapter 3"), or where it follows another
-  chapter link with only ", ", "and" or "or" between them;
+- where the prose already says "chapter" or "chapters" just before it
+  ("chapter {ref}`ch-bptt`"), that word joins the link, "chapter 3" (a link
+  on the digit alone is a small target that reads as a footnote);
+- "3" alone where it follows another chapter link with only ", ", "and" or
+  "or" between them;
 - in a run of such links that the prose does not introduce, "chapters 10, 12"
   (the first link carries the word);
 
@@ -124,6 +126,12 @@ class ChapterNumbers(SphinxPostTransform):
         before = previous.astext() if isinstance(previous, nodes.Text) else ""
         text_before = "".join(c.astext() for c in children[:first])
         words = link_words(before, text_before, len(run))
+        said = _WORD_BEFORE.search(before)
+        if said and isinstance(previous, nodes.Text):
+            # the prose's own "chapter" moves into the link, with a no-break
+            # space: the link reads "chapter 3", not "3"
+            previous.parent.replace(previous, nodes.Text(before[: said.start()]))
+            words[0] = said.group(0).rstrip() + "\u00a0"
         for (index, number, title), word in zip(run, words, strict=True):
             node = children[index]
             docname, labelid, _ = std.labels[node["reftarget"]]

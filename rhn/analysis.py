@@ -418,16 +418,20 @@ def lstm_temporal_jacobian(
         J = \begin{pmatrix}
             \partial h'/\partial h & \partial h'/\partial c \\
             \partial c'/\partial h & \partial c'/\partial c
-        \end{pmatrix},
-        \qquad
+        \end{pmatrix}
+
+    with the blocks
+
+    .. math::
         \begin{aligned}
-        \partial c'/\partial h &= \operatorname{diag}(c\,\sigma'_f) R_f
-            + \operatorname{diag}(g\,\sigma'_i) R_i
-            + \operatorname{diag}(i\,\tanh'_g) R_g, \\
+        \partial c'/\partial h &= \operatorname{diag}(c\,\sigma'_f) R_f \\
+            &\quad + \operatorname{diag}(g\,\sigma'_i) R_i \\
+            &\quad + \operatorname{diag}(i\,\tanh'_g) R_g, \\
         \partial c'/\partial c &= \operatorname{diag}(f), \\
         \partial h'/\partial \cdot &= \operatorname{diag}(\tanh(c')\,\sigma'_o)
-            R_o [\cdot = h]
-            + \operatorname{diag}(o\,(1 - \tanh^2 c'))\,\partial c'/\partial \cdot .
+            R_o [\cdot = h] \\
+            &\quad + \operatorname{diag}(o\,(1 - \tanh^2 c'))\,
+            \partial c'/\partial \cdot .
         \end{aligned}
 
     The diagonal block :math:`\operatorname{diag}(f)` is the LSTM's own

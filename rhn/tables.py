@@ -15,12 +15,88 @@ from __future__ import annotations
 
 import html
 import numbers
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["Table", "table"]
 
 Format = str | Callable[[Any], str]
+
+
+# a label's maths, $b_f$ or $D = 4$ (the names matplotlib legends typeset):
+# a table shows it as HTML, b<sub>f</sub>, or as plain text, b_f
+_MATH = re.compile(r"\$([^$]+)\$")
+_SCRIPT = re.compile(r"([_^])(\{[^{}]*\}|\\?[A-Za-z0-9]+)")
+_SYMBOLS = {
+    "alpha": "\u03b1",
+    "beta": "\u03b2",
+    "gamma": "\u03b3",
+    "delta": "\u03b4",
+    "epsilon": "\u03b5",
+    "lambda": "\u03bb",
+    "mu": "\u03bc",
+    "rho": "\u03c1",
+    "sigma": "\u03c3",
+    "tau": "\u03c4",
+    "ell": "\u2113",
+    "lVert": "\u2016",
+    "rVert": "\u2016",
+    "cdot": "\u00b7",
+    "times": "\u00d7",
+    "le": "\u2264",
+    "ge": "\u2265",
+    "ne": "\u2260",
+    "approx": "\u2248",
+    "infty": "\u221e",
+}
+
+
+def _symbols(tex: str) -> str:
+    """``tex`` with its commands as characters (``\\sigma`` is σ), a minus
+    sign for "-", and no braces or other commands (``\\mathrm{x}`` is x)."""
+    tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), ""), tex)
+    tex = re.sub(r"\\[,;:! ]", "\u2009", tex)
+    return (
+        tex.replace("-", "\u2212").replace("~", " ").replace("{", "").replace("}", "")
+    )
+
+
+def plain_label(text: str) -> str:
+    """``text`` with each ``$...$`` maths as plain text: ``$b_f$=1`` is b_f=1."""
+    return _MATH.sub(
+        lambda m: _symbols(m.group(1)).replace("{", "").replace("}", ""), text
+    )
+
+
+def html_label(text: str) -> str:
+    """``text`` as HTML, each ``$...$`` maths typeset with tags: letters in
+    italics, ``_x`` and ``^x`` as sub- and superscripts (``$b_f$`` is
+    ``<i>b</i><sub>f</sub>``); the rest escaped."""
+    out, start = [], 0
+    for m in _MATH.finditer(text):
+        out.append(html.escape(text[start : m.start()]))
+        out.append(_math_html(m.group(1)))
+        start = m.end()
+    out.append(html.escape(text[start:]))
+    return "".join(out)
+
+
+def _math_html(tex: str) -> str:
+    parts, start = [], 0
+    for m in _SCRIPT.finditer(tex):
+        parts.append(_italic(tex[start : m.start()]))
+        tag = "sub" if m.group(1) == "_" else "sup"
+        parts.append(f"<{tag}>{_italic(m.group(2).strip('{}'))}</{tag}>")
+        start = m.end()
+    parts.append(_italic(tex[start:]))
+    return "".join(parts)
+
+
+def _italic(tex: str) -> str:
+    """Single Latin letters (variables) in italics, words upright."""
+    text = html.escape(_symbols(tex))
+    return re.sub(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", r"<i>\1</i>", text)
 
 
 def _cell(value: Any, fmt: Format | None) -> str:
@@ -58,20 +134,20 @@ class Table:
 
     def __str__(self) -> str:
         widths = [
-            max(len(r[j]) for r in [self.header, *self.rows])
+            max(len(plain_label(r[j])) for r in [self.header, *self.rows])
             for j in range(len(self.header))
         ]
 
         def line(cells: list[str]) -> str:
             return "  ".join(
-                c.rjust(w) if num else c.ljust(w)
+                plain_label(c).rjust(w) if num else plain_label(c).ljust(w)
                 for c, w, num in zip(cells, widths, self.numeric, strict=True)
             ).rstrip()
 
         lines = [line(self.header), "  ".join("-" * w for w in widths)]
         lines += [line(r) for r in self.rows]
         if self.caption:
-            lines.insert(0, self.caption)
+            lines.insert(0, plain_label(self.caption))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -81,11 +157,11 @@ class Table:
             out = []
             for c, num in zip(cells, self.numeric, strict=True):
                 align = ' class="rhn-num"' if num else ""
-                out.append(f"<{tag}{align}>{html.escape(c)}</{tag}>")
+                out.append(f"<{tag}{align}>{html_label(c)}</{tag}>")
             return "<tr>" + "".join(out) + "</tr>"
 
         caption = (
-            f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+            f"<caption>{html_label(self.caption)}</caption>" if self.caption else ""
         )
         body = "".join(row(r, "td") for r in self.rows)
         return (

@@ -571,7 +571,12 @@ TASKS: dict[str, Task] = {
         init_head=chorales.init_head,
     ),
 }
-"""The tasks by name. ``defaults`` are settings of :class:`rhn.train.TrainConfig`."""
+"""The five tasks by name, ``"adding"``, ``"copy"``, ``"temporal_order"``,
+``"sine_memory"`` and ``"chorales"``, each a :class:`Task`; its ``defaults``
+are settings of :class:`rhn.train.TrainConfig`.
+
+:meta hide-value:
+"""
 
 
 def get_task(name: str | Task) -> Task:

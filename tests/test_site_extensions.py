@@ -313,6 +313,12 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
     html = (out / "two.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", "", html)
     assert "As chapter\xa01 showed." in text  # a no-break space
+    # the word the prose says joins the link: "chapter 1" is one link
+    links = [
+        re.sub(r"<[^>]+>", "", a)
+        for a in re.findall(r"<a [^>]*rhn-chapter-ref[^>]*>(.*?)</a>", html, re.S)
+    ]
+    assert links[:4] == ["chapter\xa01", "Chapter\xa01", "Chapters\xa01", "2"]
     text = text.replace("\xa0", " ")
     assert "Chapter 1 starts it." in text
     assert "Chapters 1 and 2 agree." in text

@@ -46,3 +46,19 @@ def test_default_number_format_and_callable_format():
 def test_bad_input_names_the_argument(rows, header, kwargs, error, words):
     with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
         table(rows, header, **kwargs)
+
+
+def test_maths_in_labels_is_typeset_not_shown_as_tex():
+    # the model names of chapters 9 and 14 carry matplotlib's maths ($b_f$)
+    t = table(
+        [("LSTM $b_f$=1", 0.5), ("RHN, $D = 4$, $b_T = -2$", 0.25)], ["model", "loss"]
+    )
+    page = t._repr_html_()
+    assert "$" not in page and "b_f" not in page
+    assert "LSTM <i>b</i><sub><i>f</i></sub>=1" in page
+    assert "<i>D</i> = 4, <i>b</i><sub><i>T</i></sub> = \u22122" in page
+    text = str(t)
+    assert "$" not in text and "LSTM b_f=1" in text
+    # the columns stay aligned on the shown text, not on the TeX
+    lines = text.splitlines()
+    assert len({len(line) for line in lines[1:]}) == 1

@@ -1,6 +1,7 @@
 """Toy tasks: shapes, determinism, the documented structure, and the baselines."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -161,3 +162,21 @@ def test_bad_arguments(call, error, words):
         call()
     for word in words:
         assert word in str(info.value)
+
+
+def test_tasks_docstring_names_every_task_and_hides_the_dict_repr():
+    # the API page shows this docstring instead of the dict's long repr
+    import ast
+    import inspect
+
+    module = ast.parse(inspect.getsource(tasks))
+    body = module.body
+    index = next(
+        i
+        for i, node in enumerate(body)
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "TASKS"
+    )
+    doc = body[index + 1].value.value
+    assert ":meta hide-value:" in doc
+    named = set(re.findall(r'``"(\w+)"``', doc))
+    assert named == set(tasks.TASKS)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from rhn import analysis, gradflow, widgets
+from rhn import analysis, gradflow, plots, widgets
 from rhn.widgets import build, models
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +170,12 @@ def test_png_fallback_follows_the_setting():
         {"scale": 2.2, "init": "identity"},
         figsize=(4.8, 4.6),
         dpi=216,
+        record_text=True,
     )
+    # the fallback records its smallest text and dpi, as the chapters' figures
+    # do: the site shows it where that text reads on a phone
+    width, dpi, pt = plots.png_facts(png)
+    assert pt is not None and 6 < pt < 14 and round(dpi) == 216
 
 
 def _png_width(png: bytes) -> int:

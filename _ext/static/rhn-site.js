@@ -60,6 +60,10 @@ document.addEventListener("DOMContentLoaded", () => {
     "nav",
     "mjx-assistive-mml",
     ".tooltip",
+    // code and printed output read badly as a snippet; the prose says it
+    ".cell_input",
+    ".cell_output pre",
+    "details > summary",
   ];
   Search.htmlToText = (htmlString, anchor) => {
     const doc = new DOMParser().parseFromString(htmlString, "text/html");
@@ -70,9 +74,68 @@ document.addEventListener("DOMContentLoaded", () => {
       const main = doc.querySelector('[role="main"]');
       main.replaceChildren(article);
     }
-    // maths as its TeX source reads without MathJax's delimiters: k, not \(k\)
-    const text = original(doc.documentElement.outerHTML, anchor);
-    return text.replace(/\\[()[\]]/g, "");
+    // maths as plain text: an inline formula's TeX without its commands
+    // (\lVert J \rVert_\infty reads ‖ J ‖_∞), a display equation left out
+    for (const el of doc.querySelectorAll("div.math")) el.remove();
+    for (const el of doc.querySelectorAll("span.math")) {
+      el.textContent = texToText(el.textContent);
+    }
+    return original(doc.documentElement.outerHTML, anchor);
+  };
+});
+
+// TeX as plain text for a search snippet: symbols for the commands the book
+// uses, no other commands, delimiters or braces
+const TEX_SYMBOLS = {
+  alpha: "α", beta: "β", gamma: "γ", delta: "δ", varepsilon: "ε", epsilon: "ε",
+  eta: "η", lambda: "λ", mu: "μ", rho: "ρ", sigma: "σ", tau: "τ", odot: "⊙",
+  ell: "ℓ", lVert: "‖", rVert: "‖", Vert: "‖", cdot: "·", cdots: "⋯",
+  dots: "…", ldots: "…", times: "×", le: "≤", leq: "≤", ge: "≥", geq: "≥",
+  ne: "≠", approx: "≈", infty: "∞", partial: "∂", nabla: "∇", sum: "Σ",
+  prod: "Π", in: "∈", to: "→", top: "ᵀ", pm: "±", prime: "′", mathcal: "",
+  mathbb: "",
+};
+
+function texToText(tex) {
+  return tex
+    .replace(/\\[()[\]]/g, "")
+    .replace(/\\([A-Za-z]+)/g, (_, name) => TEX_SYMBOLS[name] ?? "")
+    .replace(/\\[,;:! ]/g, " ")
+    .replace(/[{}]/g, "")
+    .replace(/-/g, "−")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+// One result a page for each title: Sphinx lists a chapter twice when its
+// heading matches ("6. The RHN cell > The RHN cell", the page's own heading as
+// if it were a section) and its text matches too ("6. The RHN cell"); the
+// result with the higher score stays, where it was, under the page's title.
+const plainTitle = (html) =>
+  html.replace(/<[^>]+>/g, "").replace(/^[\d.]+\s*/, "").trim();
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (typeof Search === "undefined" || !Search._performSearch) return;
+  const original = Search._performSearch;
+  Search._performSearch = (...args) => {
+    const results = original(...args);
+    for (const result of results) {
+      const parts = result[1].split(" > ");
+      if (parts.length === 2 && plainTitle(parts[0]) === plainTitle(parts[1])) {
+        result[1] = parts[0];
+      }
+    }
+    // results are shown from the end: the last of equal results ranks first
+    const seen = new Set();
+    const kept = [];
+    for (let i = results.length - 1; i >= 0; i--) {
+      const [docName, title, , descr] = results[i];
+      const key = `${docName}\u0000${title}\u0000${descr ?? ""}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      kept.push(results[i]);
+    }
+    return kept.reverse();
   };
 });
 

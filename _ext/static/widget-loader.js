@@ -81,7 +81,12 @@ async function renderView(script, state) {
     if (widget.initialize) await widget.initialize({ model });
     await widget.render({ model, el });
     // drawn: the PNG of the starting setting is no longer needed
-    if (fallback?.classList.contains("rhn-widget-fallback")) fallback.remove();
+    // (in a phone's scroll box, rhn-wide-figure, when its text needs one)
+    if (
+      fallback?.classList.contains("rhn-widget-fallback") ||
+      fallback?.querySelector(":scope > img.rhn-widget-fallback")
+    )
+      fallback.remove();
   } catch (err) {
     el.remove(); // keep the PNG, say why in the console
     console.error(`widget ${id} could not be drawn`, err);

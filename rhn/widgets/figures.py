@@ -47,6 +47,7 @@ def render_png(
     figsize: tuple[float, float] = (5.0, 4.2),
     dpi: float = 72.0,
     colors: int | None = 64,
+    record_text: bool = False,
 ) -> bytes:
     """Draw one frame on a fresh figure and return it as PNG bytes.
 
@@ -65,6 +66,10 @@ def render_png(
             64), which makes a frame 3-4 times smaller (about 5-10 KB) with no
             visible change in these flat-coloured plots; ``None`` keeps full
             colour. The website stores hundreds of frames per page.
+        record_text: store the figure's smallest font size and its dpi in the
+            PNG (:data:`rhn.plots.SMALLEST_TEXT_KEY`), as the chapters'
+            figures do, so that the site can show it where its text reads on
+            a phone (default ``False``).
 
     Returns:
         The PNG file's bytes.
@@ -87,7 +92,16 @@ def render_png(
             dither=PIL.Image.Dither.NONE,
         )
     out = io.BytesIO()
-    image.save(out, format="PNG", compress_level=9)
+    extra: dict[str, Any] = {}
+    if record_text:
+        from PIL.PngImagePlugin import PngInfo
+
+        from ..plots import SMALLEST_TEXT_KEY, smallest_text_pt
+
+        info = PngInfo()
+        info.add_text(SMALLEST_TEXT_KEY, f"{smallest_text_pt(fig):.2f}")
+        extra = {"pnginfo": info, "dpi": (dpi, dpi)}
+    image.save(out, format="PNG", compress_level=9, **extra)
     return out.getvalue()
 
 

@@ -117,6 +117,7 @@ class InteractiveFigure(anywidget.AnyWidget):
             dict(self.values),
             figsize=self._figsize,
             dpi=PNG_DPI * PNG_SCALE,
+            record_text=True,
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:

@@ -342,6 +342,7 @@ class Playground(anywidget.AnyWidget):
             {"maps": maps, "transform_bias": float(values["transform_bias"])},
             figsize=PNG_FIGSIZE,
             dpi=PNG_DPI * PNG_SCALE,
+            record_text=True,
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:

@@ -173,7 +173,11 @@ def test_phone_layout_swipe_legend_and_name(harness) -> None:  # noqa: ANN001
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
     readout = page.locator(".rhn-control output").first.inner_text()
     title = page.locator("svg.rhn-plot").inner_html()
-    assert readout in ("0.146", "-2.46") and readout in title, (readout, title[:200])
+    # (a negative one with a true minus sign, U+2212, in both)
+    assert readout in ("0.146", "\u22122.46") and readout in title, (
+        readout,
+        title[:200],
+    )
     page.screenshot(path=OUT / f"harness-phone-{kind}.png")
 
 
@@ -182,7 +186,7 @@ def test_phone_layout_swipe_legend_and_name(harness) -> None:  # noqa: ANN001
 DISCS_JS = """(r) => {
     const svg = r.querySelector('svg');
     const ticks = [...svg.querySelectorAll('.grid text')]
-        .map((t) => Math.abs(Number(t.textContent)));
+        .map((t) => Math.abs(Number(t.textContent.replace('\\u2212', '-'))));
     const view = Number(svg.dataset.rhnView);
     const discs = [...svg.querySelectorAll('circle.disc')].map((c) => {
         const b = c.getBoundingClientRect();

@@ -41,8 +41,17 @@ export function addStyle(el) {
 // the same three significant digits as the figure's title (index.js)
 export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 
+// a printed number's minus is a true minus sign (U+2212), not a hyphen
 function readout(spec, value) {
-  return spec.integer ? String(value) : fmt(value);
+  return (spec.integer ? String(value) : fmt(value)).replace(/-/g, "\u2212");
+}
+
+/** `text` into `el`, each "_X" as a subscript X ("bias b_T": b with subscript T). */
+function setLabel(el, text) {
+  for (const [i, part] of text.split(/_(\w)/).entries()) {
+    if (i % 2) el.appendChild(document.createElement("sub")).textContent = part;
+    else if (part) el.appendChild(document.createTextNode(part));
+  }
 }
 
 /**
@@ -80,7 +89,7 @@ export function buildControls(parent, specs, values, onChange) {
     row.dataset.name = spec.name;
     const label = document.createElement(spec.type === "slider" ? "label" : "span");
     label.className = "rhn-label";
-    label.textContent = spec.label;
+    setLabel(label, spec.label);
     row.appendChild(label);
     if (spec.type === "slider") {
       const input = document.createElement("input");
@@ -90,7 +99,7 @@ export function buildControls(parent, specs, values, onChange) {
       input.step = spec.integer ? 1 : "any";
       input.value = values[spec.name];
       input.name = spec.name;
-      input.setAttribute("aria-label", spec.label);
+      input.setAttribute("aria-label", spec.label.replace(/_(\w)/g, " $1"));
       const id = `rhn-${spec.name}-${Math.random().toString(36).slice(2)}`;
       input.id = id;
       label.htmlFor = id;

@@ -24,6 +24,21 @@ export function svgEl(name, attrs = {}, parent = null) {
   return el;
 }
 
+/**
+ * `value` as the text of an SVG <text>: "_X" as a subscript X (b_T: b with
+ * subscript T, at the same size, so it reads on a phone) and the minus of a
+ * number as a true minus sign (U+2212), not a hyphen.
+ */
+export function setText(el, value) {
+  el.replaceChildren();
+  const parts = String(value).replace(/-(?=[\d.])/g, "\u2212").split(/_(\w)/);
+  for (const [i, part] of parts.entries()) {
+    if (i % 2) svgEl("tspan", { "baseline-shift": "sub" }, el).textContent = part;
+    else if (part) el.appendChild(document.createTextNode(part));
+  }
+  return el;
+}
+
 function fmt(v, digits = 3) {
   return Number(v.toPrecision(digits)).toString();
 }
@@ -59,11 +74,11 @@ function tick(f, axis, value, label) {
   if (axis === "x") {
     svgEl("line", { x1: px(value), x2: px(value), y1: inner.y0, y2: inner.y1, ...attrs }, grid);
     const t = svgEl("text", { x: px(value), y: inner.y0 + 16, "text-anchor": "middle", "font-size": 12 }, grid);
-    t.textContent = label;
+    setText(t, label);
   } else {
     svgEl("line", { x1: inner.x0, x2: inner.x1, y1: py(value), y2: py(value), ...attrs }, grid);
     const t = svgEl("text", { x: inner.x0 - 6, y: py(value) + 4, "text-anchor": "end", "font-size": 12 }, grid);
-    t.textContent = label;
+    setText(t, label);
   }
 }
 
@@ -167,7 +182,7 @@ export function spectrumPlot(parent, { view, n }) {
       const y = f.py(Math.max(-2 * view, Math.min(2 * view, sp.im[i])));
       eigs[i].setAttribute("d", `M${x - 5},${y - 5}L${x + 5},${y + 5}M${x - 5},${y + 5}L${x + 5},${y - 5}`);
     }
-    title.textContent = titleText;
+    setText(title, titleText);
     rhoText.textContent = `ρ = ${sp.rho.toFixed(3)}`;
     let reach = 0;
     for (let i = 0; i < n; i++) reach = Math.max(reach, Math.abs(sp.centres[i]) + sp.radii[i]);
@@ -218,7 +233,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
       "stroke-dasharray": DASHES[name] || "", class: `curve-${name}`,
     }, f.plot);
   }
-  text(f.svg, width / 2, 20, { "text-anchor": "middle", "font-size": 14 }).textContent = title;
+  setText(text(f.svg, width / 2, 20, { "text-anchor": "middle", "font-size": 14 }), title);
   text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle" }).textContent = xlabel;
   const cy = (f.inner.y0 + f.inner.y1) / 2;
   text(f.svg, 14, cy, { "text-anchor": "middle", transform: `rotate(-90 14 ${cy})` }).textContent = ylabel;
@@ -244,7 +259,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
         pts.push(`${f.px(x0 + k).toFixed(2)},${f.py(v).toFixed(2)}`);
       }
       lines[name].setAttribute("points", pts.join(" "));
-      legendText[name].textContent = labels[name];
+      setText(legendText[name], labels[name]);
     }
     f.svg.setAttribute(
       "aria-label",

@@ -22,7 +22,7 @@
 
 /* global RHN_PLAYGROUND_WORKER */
 import { addStyle, buildControls } from "./controls.js";
-import { gateBars, gradientHeatmap, lossPlot } from "./playground_draw.js";
+import { gateBars, gradientHeatmap, lossPlot, minus } from "./playground_draw.js";
 import { createEngine } from "./playground_engine.js";
 
 const BUDGET_MS = 12; // in the page (no worker): of the ~16.7 ms of a frame
@@ -186,7 +186,7 @@ function render({ model, el }) {
     const lossRnn = run.steps ? recentLoss(1) : null;
     drawLoss(run.losses, d.baseline, [
       "memoryless baseline 1/6",
-      `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${values.transform_bias.toFixed(2)})`,
+      `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${minus(values.transform_bias.toFixed(2))})`,
       `tanh RNN (H = ${run.H}, same size)`,
     ], WINDOW);
     drawHeat(rhnOut && rhnOut.gradNorms, rnnOut && rnnOut.gradNorms, T, D);
@@ -194,8 +194,9 @@ function render({ model, el }) {
     const f = (v) => (v === null ? "–" : v.toFixed(4));
     status.textContent = run.error
       ? `stopped: ${run.error}; lower the learning rate and reset`
-      : `step ${run.steps}   loss RHN ${f(lossRhn)}   RNN ${f(lossRnn)}   (baseline ${d.baseline.toFixed(4)})` +
-        (rate ? `   ${rate.toFixed(0)} steps/s` : "");
+      : // separators, not runs of spaces (HTML shows a run as one space)
+        `step ${run.steps} · loss: RHN ${f(lossRhn)}, RNN ${f(lossRnn)}, baseline ${d.baseline.toFixed(4)}` +
+        (rate ? ` · ${rate.toFixed(0)} steps/s` : "");
     root.dataset.rhnStepsPerS = rate.toFixed(2);
     root.dataset.rhnWorker = String(!engine.inPage);
     root.dataset.rhnNumbers = JSON.stringify({

@@ -43,6 +43,33 @@ export function colour(u) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
+// a true minus sign (U+2212), not a hyphen, in printed numbers
+export const minus = (text) => String(text).replace(/-/g, "\u2212");
+const SUPERSCRIPT = { "-": "\u207b", 0: "\u2070", 1: "\u00b9", 2: "\u00b2", 3: "\u00b3", 4: "\u2074", 5: "\u2075", 6: "\u2076", 7: "\u2077", 8: "\u2078", 9: "\u2079" };
+/** 10 to the integer power `e` as it is printed: 1, 10, 10⁻³. */
+export function powerOfTen(e) {
+  if (e === 0) return "1";
+  if (e === 1) return "10";
+  return "10" + [...String(e)].map((c) => SUPERSCRIPT[c]).join("");
+}
+
+/**
+ * Text with subscripts, drawn from (x, y) to the right: in `text`, "_X" is X
+ * as a subscript ("b_T = −3": b with subscript T), lowered, at the same size
+ * (it stays 9 CSS px on a phone). Returns the width drawn.
+ */
+export function fillWithSubscripts(ctx, text, x, y) {
+  const align = ctx.textAlign;
+  ctx.textAlign = "left";
+  let at = x;
+  for (const [i, part] of text.split(/_(\w)/).entries()) {
+    ctx.fillText(part, at, i % 2 ? y + 5 : y);
+    at += ctx.measureText(part).width + (i % 2 ? 1 : 0);
+  }
+  ctx.textAlign = align;
+  return at - x;
+}
+
 /** Running means of the last `w` values of `a` at every index. */
 function smooth(a, w) {
   const out = new Float64Array(a.length);
@@ -56,15 +83,16 @@ function smooth(a, w) {
 
 /** Loss (running mean over `window` steps, log scale) of both nets and the baseline. */
 export function lossPlot(parent) {
-  const cv = canvas(parent, 600, 230, "training loss of the RHN and the RNN against the memoryless baseline");
-  const m = { left: 56, right: 24, top: 26, bottom: 40 };
+  const cv = canvas(parent, 600, 300, "training loss of the RHN and the RNN against the memoryless baseline");
+  // the bottom margin holds the step axis and, under it, the legend
+  const m = { left: 56, right: 24, top: 26, bottom: 110 };
   return (losses, baseline, labels, window) => {
     const { ctx, width, height } = cv;
     clear(cv);
     const n = Math.max(losses[0].length, 1);
     const xmax = Math.max(100, 2 ** Math.ceil(Math.log2(n)));
     const smoothed = losses.map((data) => smooth(data, window));
-    // log10 of the loss: room for the legend above 1/6, and down to the
+    // log10 of the loss: a little room above 1/6, and down to the
     // lowest running mean (a long run of the RHN goes below 1e-3)
     let lowest = Infinity;
     for (const s of smoothed) for (const v of s) if (v > 0) lowest = Math.min(lowest, v);
@@ -83,11 +111,11 @@ export function lossPlot(parent) {
       ctx.moveTo(m.left, py(10 ** e));
       ctx.lineTo(width - m.right, py(10 ** e));
       ctx.stroke();
-      ctx.fillText(`1e${e}`, m.left - 4, py(10 ** e) + 4);
+      ctx.fillText(powerOfTen(e), m.left - 4, py(10 ** e) + 4);
     }
     ctx.textAlign = "center";
     for (let k = 0; k <= 4; k++) ctx.fillText(String((xmax * k) / 4), px((xmax * k) / 4), height - m.bottom + 16);
-    ctx.fillText("training step", (m.left + width - m.right) / 2, height - 4);
+    ctx.fillText("training step", (m.left + width - m.right) / 2, height - m.bottom + 34);
     ctx.textAlign = "left";
     ctx.fillText(`loss (mean squared error, mean of the last ${window} steps)`, m.left, 14);
     ctx.strokeStyle = "#333";
@@ -115,26 +143,22 @@ export function lossPlot(parent) {
     }
     ctx.setLineDash([]);
     ctx.lineWidth = 1;
-    // legend, top right inside the frame, above the baseline where no curve
-    // stays for long
+    // legend under the frame, where no curve runs (inside it, it covered
+    // the curves near the baseline)
     ctx.textAlign = "left";
-    const lx = width - m.right - 330;
-    // on a white box: the curves pass under the legend, not through its text
-    ctx.fillStyle = "rgba(255, 255, 255, 0.88)";
-    ctx.fillRect(lx - 6, m.top + 4, 330, 17 * labels.length + 6);
     labels.forEach((text, i) => {
-      const y = m.top + 18 + 17 * i;
+      const y = height - m.bottom + 58 + 20 * i;
       ctx.strokeStyle = series[i][0];
       ctx.setLineDash(series[i][1]);
       ctx.lineWidth = 2;
       ctx.beginPath();
-      ctx.moveTo(lx, y - 5);
-      ctx.lineTo(lx + 28, y - 5);
+      ctx.moveTo(m.left, y - 5);
+      ctx.lineTo(m.left + 28, y - 5);
       ctx.stroke();
       ctx.setLineDash([]);
       ctx.lineWidth = 1;
       ctx.fillStyle = "#222";
-      ctx.fillText(text, lx + 34, y);
+      fillWithSubscripts(ctx, text, m.left + 34, y);
     });
   };
 }
@@ -180,7 +204,7 @@ export function gradientHeatmap(parent) {
     }
     ctx.fillStyle = "#222";
     ctx.textAlign = "right";
-    for (let k = 0; k < D; k++) ctx.fillText(`RHN k=${k}`, m.left - 4, m.top + (k + 0.5) * h + 4);
+    for (let k = 0; k < D; k++) ctx.fillText(`RHN k = ${k}`, m.left - 4, m.top + (k + 0.5) * h + 4);
     ctx.fillText("RNN", m.left - 4, m.top + D * h + gap + 0.5 * h + 4);
     ctx.textAlign = "center";
     for (const t of [0, Math.floor((T - 1) / 2), T - 1]) ctx.fillText(String(t), m.left + (t + 0.5) * w, height - m.bottom + 16);
@@ -194,8 +218,8 @@ export function gradientHeatmap(parent) {
     }
     ctx.fillStyle = "#222";
     ctx.textAlign = "left";
-    ctx.fillText(`1e${Math.round(top)}`, x0 + 15, m.top + 10);
-    ctx.fillText(`1e${Math.round(top - decades)}`, x0 + 15, m.top + barH);
+    ctx.fillText(powerOfTen(Math.round(top)), x0 + 15, m.top + 10);
+    ctx.fillText(powerOfTen(Math.round(top - decades)), x0 + 15, m.top + barH);
   };
 }
 
@@ -207,7 +231,7 @@ export function gateBars(parent) {
     const { ctx, width, height } = cv;
     clear(cv);
     ctx.textAlign = "left";
-    ctx.fillText("mean transform gate t_k (0: carry the state, 1: replace it)", 4, 14);
+    fillWithSubscripts(ctx, "mean transform gate t_k (0: carry the state, 1: replace it)", 4, 14);
     const D = gates.length;
     const h = (height - m.top - m.bottom) / Math.max(D, 1);
     const w = width - m.left - m.right;
@@ -219,7 +243,7 @@ export function gateBars(parent) {
       ctx.fillRect(m.left, y + 2, w * gates[k], h - 4);
       ctx.fillStyle = "#222";
       ctx.textAlign = "right";
-      ctx.fillText(`k=${k}`, m.left - 4, y + h / 2 + 4);
+      ctx.fillText(`k = ${k}`, m.left - 4, y + h / 2 + 4);
       ctx.textAlign = "left";
       ctx.fillText(gates[k].toFixed(3), m.left + w + 6, y + h / 2 + 4);
     }
