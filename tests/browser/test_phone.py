@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -253,8 +254,15 @@ def test_no_control_is_hidden_under_another(
     assert not hidden, f"{page_path} ({size}): controls under others: {hidden}"
 
 
+def _has_wide_figure(html: str) -> bool:
+    """A chapter figure in a phone's scroll box; an interactive figure's PNG
+    (rhn-widget-fallback) is one only without JavaScript (test_review31.py)."""
+    images = re.findall(r'<span class="rhn-wide-figure"[^>]*>(<img[^>]*>)', html)
+    return any("rhn-widget-fallback" not in img for img in images)
+
+
 WIDE_FIGURE_PAGES = [
-    p for p in CHAPTERS if "rhn-wide-figure" in (SITE / p).read_text(encoding="utf-8")
+    p for p in CHAPTERS if _has_wide_figure((SITE / p).read_text(encoding="utf-8"))
 ]
 WIDE_JS = """async () => {
     const out = [];
