@@ -26,7 +26,7 @@ HIDDEN_SIZE = 48
 
 
 class _DefaultSize(int):
-    """The default of ``TrainConfig.hidden_size``: :data:`HIDDEN_SIZE`, but an
+    """The default of ``TrainConfig.hidden_size``: ``HIDDEN_SIZE``, but an
     object of its own, so that ``__post_init__`` can tell a size left out from
     one given (``num_params`` alone sizes the model; both given are refused).
     It is replaced by a plain ``int`` or ``None`` as the config is made."""
@@ -59,7 +59,7 @@ class TrainConfig:
             ``rnn``.
         depth: recurrence depth ``D`` of ``rhn`` and ``dtrnn`` (the other models
             ignore it).
-        hidden_size: ``H`` (default :data:`HIDDEN_SIZE`, 48); ``None``: the
+        hidden_size: ``H`` (default ``rhn.train.config.HIDDEN_SIZE``, 48); ``None``: the
             size whose core has about ``num_params`` parameters. Left out, it
             is ``None`` when ``num_params`` is given; giving both is refused.
         num_params: parameter budget of the recurrent core (the head not

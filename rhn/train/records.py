@@ -565,7 +565,7 @@ def claim_folder(
     Otherwise the call is refused, unless ``overwrite`` (a fresh run only),
     which removes the old run's files, once every file the new run writes is
     known to be writable. The marker ``run.json`` is written for the run now
-    owning ``out``: ``run_id`` and ``parent`` from :func:`identity`
+    owning ``out``: ``run_id`` and ``parent`` from ``identity``
     (``branch``: whether it found this resume to be a branch).
     """
     lock = FolderLock(out).acquire()
