@@ -402,7 +402,18 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)
     except (TypeError, ValueError, FileNotFoundError) as err:
-        return _cli.fail(prog, err)
+        # what the run kept: a checkpoint of the steps done, the old run back
+        return _cli.fail(prog, "; ".join([str(err), *getattr(err, "__notes__", [])]))
+    except Exception as err:  # your own task's or logger's code
+        saved = getattr(err, "checkpoint", None)
+        if saved is not None:
+            print(
+                f"{prog}: {type(err).__name__} in the run; a checkpoint of the "
+                f"last completed step was written to {saved}: resume with "
+                f"--resume {saved}",
+                file=sys.stderr,
+            )
+        raise
     except FloatingPointError as err:
         return _cli.fail(prog, f"the run diverged: {err}", status=1)
     except TrainingInterrupted as stop:
@@ -549,7 +560,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     """
     import dataclasses as dc
 
-    from .experiments import sweep
+    from .experiments import NOT_IN_GRID, sweep
     from .train import TrainConfig
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -589,10 +600,11 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         for item in args.pop("grid"):
             field, sep, text = item.partition("=")
             field = field.strip().replace("-", "_")
-            if not sep or field not in fields:
+            if not sep or field not in fields or field in NOT_IN_GRID:
                 raise ValueError(
-                    f"--grid expects FIELD=V1,V2,... with FIELD a config field "
-                    f"({', '.join(sorted(fields))}), got {item!r}"
+                    f"--grid expects FIELD=V1,V2,... with FIELD a config field a "
+                    f"sweep can vary ({', '.join(sorted(fields - NOT_IN_GRID))}), "
+                    f"got {item!r}"
                 )
             if field in grid:
                 raise ValueError(f"--grid {field} is given twice")

@@ -571,6 +571,9 @@ def _check_args(args: argparse.Namespace) -> tuple[str, str | None]:
     if out == "-":
         return device, None
     _cli.writable_file("--out", out)
+    from .train.records import check_record_out
+
+    check_record_out(out, args.overwrite, kind="bench", name="--out")
     if Path(out).exists() and not args.overwrite:
         raise ValueError(
             f"--out {out!r} already exists; pass --overwrite to replace it, or "

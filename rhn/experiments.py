@@ -69,7 +69,7 @@ _ONLY_FOR: dict[str, Callable[[str], bool]] = {
 }
 
 # Fields that a sweep sets itself, or that make no sense per run.
-_NOT_IN_GRID = {"seed", "out", "checkpoint_every", "progress", "log_csv"}
+NOT_IN_GRID = frozenset({"seed", "out", "checkpoint_every", "progress", "log_csv"})
 
 # What load_sweep requires of a record and of each of its runs.
 _RECORD_KEYS = ("call", "complete", "runs", "seconds")
@@ -108,8 +108,8 @@ def _check_grid(grid: object) -> dict[str, list[Any]]:
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     out: dict[str, list[Any]] = {}
     for name, values in grid.items():
-        if name not in fields or name in _NOT_IN_GRID:
-            allowed = sorted(fields - _NOT_IN_GRID)
+        if name not in fields or name in NOT_IN_GRID:
+            allowed = sorted(fields - NOT_IN_GRID)
             raise ValueError(
                 f"grid: {name!r} is not a TrainConfig field a sweep can vary; "
                 f"choose from {allowed}"
@@ -262,29 +262,8 @@ def lock_path(path: Path) -> Path:
 
 def _check_replaceable(path: Path, overwrite: bool) -> None:
     """Refuse an ``out`` that is a file of a run folder, and an ``overwrite``
-    of a file that is not a sweep's record (a typo must not cost a file)."""
-    real = Path(os.path.realpath(path))
-    run_files = (records.CHECKPOINT_NAME, records.METRICS_NAME, records.MARKER_NAME)
-    if real.name in (*run_files, records.LOCK_NAME) and any(
-        (real.parent / name).exists() for name in run_files
-    ):
-        raise ValueError(
-            f"out: {_io.short(path)!r} is a file of the run folder "
-            f"{_io.short(real.parent)!r} ({', '.join(run_files)}); a sweep never "
-            "replaces a run's files: give its record another name, e.g. sweep.json"
-        )
-    if not overwrite or not real.exists():
-        return
-    try:
-        record = _io.read_json(real, name="out")
-    except ValueError:
-        record = None
-    if not (isinstance(record, dict) and "format" in record and "runs" in record):
-        raise ValueError(
-            f"out: {_io.short(path)!r} is not a sweep record (a JSON file that "
-            "sweep wrote); overwrite replaces only a sweep record: give another "
-            "path, or delete it"
-        )
+    of a file that is not a sweep's record (:func:`records.check_record_out`)."""
+    records.check_record_out(path, overwrite, kind="sweep")
 
 
 def _run_environment() -> dict[str, Any]:

@@ -348,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not a.lr > 0:
             raise ValueError(f"--lr must be > 0, got {a.lr}")
         out = _cli.writable_file("--out", a.out)
+        from .train.records import check_record_out
+
+        check_record_out(out, a.overwrite, kind="study", name="--out")
         if out.exists() and not a.overwrite:
             raise ValueError(
                 f"--out {str(out)!r} already exists; pass --overwrite to replace it"

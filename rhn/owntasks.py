@@ -331,6 +331,12 @@ def tensor_task(
     batch_first = _checks.boolean("batch_first", batch_first)
     if readout is not None:
         readout = _checks.choice("readout", readout, ["last", "all"])
+    for what, value in (("inputs", inputs), ("targets", targets)):
+        if not isinstance(value, torch.Tensor):  # a list, a generator, an array
+            raise TypeError(
+                f"{what} must be a tensor, got {_what(value)}; make one with "
+                "torch.as_tensor (or torch.stack of a list of tensors)"
+            )
     x, y, m = _tensors("inputs, targets", (inputs, targets, mask))
     if isinstance(name, str) and name.strip().lower() in TASKS:
         raise ValueError(
@@ -420,6 +426,13 @@ def tensor_task(
         )
         if largest >= C:
             raise ValueError(f"num_classes is {C}, but a target is {largest}")
+        distinct = torch.cat([ys.reshape(-1) for ys in labels]).unique()
+        if distinct.numel() < 2:
+            raise ValueError(
+                f"targets hold one class only (every label is {int(distinct[0])}); "
+                "a classification needs two classes or more: check the labels, or "
+                "give targets.float() for regression"
+            )
         held = labels[1:]  # the labels of the held-out splits
         count = sum(int(ys.numel()) for ys in held)
         if num_classes is None and C > max(_MAX_PLAIN_CLASSES, 10 * count):
@@ -636,7 +649,9 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
     if needed:
         raise ValueError(
             f"{name} {spec}: the function is called without arguments, but it "
-            f"needs {', '.join(needed)}"
+            f"needs the argument{'s' if len(needed) > 1 else ''} "
+            f"{', '.join(repr(n) for n in needed)}: give them defaults, or wrap "
+            "it in a function without arguments"
         )
     try:
         task = factory()

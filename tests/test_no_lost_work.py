@@ -569,13 +569,14 @@ def test_an_interrupted_sweep_keeps_its_runs_and_resumes(tmp_path, capfd, monkey
 
 def test_bench_keeps_an_existing_out_file_unless_overwrite(tmp_path, capfd):
     out = tmp_path / "results-cpu.json"
-    out.write_text('{"earlier": "numbers"}\n')
+    earlier = '{"meta": {"earlier": "numbers"}, "results": []}\n'  # a bench record
+    out.write_text(earlier)
     argv = ["bench", "--batch", "1", "--steps", "2", "--input-size", "2"]
     argv += ["--hidden-size", "3", "--depth", "1", "--repeats", "1", "--warmup", "0"]
     argv += ["--models", "rhn-loop", "--out", str(out)]
     assert main(argv) == 2
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "--overwrite" in err and "Traceback" not in err
-    assert out.read_text() == '{"earlier": "numbers"}\n'
+    assert out.read_text() == earlier
     assert main([*argv, "--overwrite"]) == 0
     assert "meta" in json.loads(out.read_text())

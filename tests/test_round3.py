@@ -342,7 +342,7 @@ BAD_MODULES = {
         ("raises:make", "calling make\\(\\) raised RuntimeError: no data here"),
         ("exits:make", "importing 'exits' raised SystemExit"),
         ("notask:make", "to return an rhn.tasks.Task, got a int"),
-        ("needs:make", "needs path"),
+        ("needs:make", "needs the argument 'path'"),
     ],
 )
 def test_task_runs_only_a_function_that_returns_a_task(

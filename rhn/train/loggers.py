@@ -11,6 +11,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import stat
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +127,17 @@ class CSVLogger(Logger):
                 if not first.strip():
                     return None
                 header = next(csv.reader([first]))
-                return [header, *csv.reader(f)]
+                rest = f.read()
+            if rest and not rest.endswith("\n"):  # a row cut short (a full disk)
+                cut = rest.rfind("\n") + 1
+                warnings.warn(
+                    f"log_csv: {self._where()!r} ends in a row cut short "
+                    f"({_io.short(rest[cut:], 60)!r}, no newline); it is ignored "
+                    "and removed when this run appends",
+                    stacklevel=4,
+                )
+                rest = rest[:cut]
+            return [header, *csv.reader(rest.splitlines(keepends=True))]
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError, csv.Error) as err:
@@ -143,6 +156,7 @@ class CSVLogger(Logger):
                 "branch); a branch must not append to its parent's log: give it "
                 "its own log_csv (--log-csv)"
             )
+        _refuse_stream(self.path)
         if self.path.exists() and not self.path.is_file():
             raise ValueError(f"log_csv: {self._where()!r} exists and is not a file")
         try:  # a folder made costs nothing; a file that cannot be made, the run
@@ -216,6 +230,13 @@ class CSVLogger(Logger):
                 "run, so an append cannot be checked to be this run's: give "
                 "another path"
             )
+        links = os.stat(self.path).st_nlink
+        if links > 1:
+            raise ValueError(
+                f"log_csv: {self._where()!r} has {links} hard links (the same file "
+                "under other names, another run's log perhaps); an append would "
+                "write into each of them: give this run its own log"
+            )
         runs = {r[-1] for r in body if len(r) == len(columns)}
         others = sorted(runs - {self._run})
         if others:
@@ -262,11 +283,11 @@ class CSVLogger(Logger):
             if self._fresh:
                 self._file.seek(0)
                 self._file.truncate(0)
-            else:
-                with open(self.path, "rb") as f:  # a row cut short by a crash
-                    f.seek(-1, os.SEEK_END)
-                    if f.read(1) != b"\n":
-                        self._file.write("\n")
+            else:  # a row cut short by a crash or a full disk: removed
+                with open(self.path, "rb") as f:
+                    data = f.read()
+                if not data.endswith(b"\n"):
+                    self._file.truncate(data.rfind(b"\n") + 1)
         except OSError as err:
             raise ValueError(
                 f"log_csv: cannot write {self._where()!r} ({_io.one_line(err)[:120]})"
@@ -283,8 +304,16 @@ class CSVLogger(Logger):
             for c in self._columns
             if c != "segment"
         ]
-        self._writer.writerow([str(self._segment), *cells, self._run or ""])
-        self._file.flush()
+        try:
+            self._writer.writerow([str(self._segment), *cells, self._run or ""])
+            self._file.flush()
+        except OSError as err:
+            raise ValueError(
+                f"log_csv: cannot write {self._where()!r} ({err.strerror or err}): "
+                f"the row of step {row.get('step')} is cut short, and a resume "
+                "removes it (the log then lacks that step): free some space and "
+                "resume the run"
+            ) from None
 
     def close(self) -> None:
         """Close the file and release its lock (also after a refused check: a
@@ -328,6 +357,37 @@ def _file_locked(file: Any) -> bool:
     except OSError:  # a file system without flock
         return True
     return True
+
+
+def _refuse_stream(path: Path) -> None:
+    """Refuse a log that is a terminal or other device, or the file this
+    process's stdout or stderr writes (``--log-csv /dev/stdout > out.txt``:
+    the summary printed would overwrite the rows)."""
+    try:
+        mine = os.stat(path)
+    except OSError:
+        return  # no such file yet: a new file is no stream
+    if stat.S_ISCHR(mine.st_mode):
+        raise ValueError(
+            f"log_csv: {_io.short(path)!r} is a character device (a terminal, "
+            "/dev/null, ...); a log must be a regular file: give a file name, "
+            "e.g. log.csv"
+        )
+    streams = [("stdout", 1), ("stderr", 2)]  # the process's own descriptors
+    for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            streams.append((name, stream.fileno()))  # Python's, if a file
+    for name, fd in streams:
+        try:
+            theirs = os.fstat(fd)
+        except OSError:
+            continue  # closed
+        if (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino):
+            raise ValueError(
+                f"log_csv: {_io.short(path)!r} is the file this process's {name} "
+                f"writes; what is printed there would overwrite the log: give the "
+                "log a file of its own, e.g. log.csv"
+            )
 
 
 def _refuse_run_files(path: Path, out: str | None) -> None:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -343,6 +344,7 @@ class FolderLock:
             "token": uuid.uuid4().hex,  # this lock, of all locks of this process
         }
         self.held = False
+        self.aside: Path | None = None  # the files of a run overwrite replaces
 
     def acquire(self) -> FolderLock:
         for _ in range(5):  # a stale lock removed, then another try
@@ -570,6 +572,7 @@ def claim_folder(
     """
     lock = FolderLock(out).acquire()
     try:
+        check_own_files(out)
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
         for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
@@ -613,8 +616,7 @@ def claim_folder(
                     f"it, {how}, or another out"
                 )
             if not same:  # overwrite: never leave a mix of two runs
-                for name in (*found, MARKER_NAME):
-                    (out / name).unlink(missing_ok=True)
+                lock.aside = _set_aside(out, run_id)
         marker = {
             "run_id": run_id,
             "config_hash": config_hash(config.to_dict()),
@@ -632,6 +634,77 @@ def claim_folder(
     return lock
 
 
+ASIDE_PREFIX = ".rhn-replaced-"
+
+
+def _set_aside(out: Path, run_id: str) -> Path:
+    """Move the files of the run ``overwrite`` replaces into a hidden folder
+    of ``out``: removed once the new run has written its first record
+    (:func:`drop_aside`), put back if it fails before (:func:`restore_aside`)."""
+    aside = out / f"{ASIDE_PREFIX}{run_id[:12]}"
+    try:
+        aside.mkdir()
+        for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
+            if (out / name).exists():
+                os.replace(out / name, aside / name)
+    except OSError as err:
+        raise _io.path_error("out", aside, err) from err
+    return aside
+
+
+def drop_aside(lock: FolderLock | None) -> None:
+    """The new run wrote a record: delete the replaced run's files."""
+    aside = getattr(lock, "aside", None)
+    if aside is None:
+        return
+    lock.aside = None  # type: ignore[union-attr]
+    for path in aside.iterdir():
+        path.unlink(missing_ok=True)
+    aside.rmdir()
+
+
+def restore_aside(lock: FolderLock | None) -> bool:
+    """The new run failed before writing a record: put the replaced run's
+    files back (its claim, ``run.json``, goes); whether there were any."""
+    aside = getattr(lock, "aside", None)
+    if aside is None:
+        return False
+    lock.aside = None  # type: ignore[union-attr]
+    out = aside.parent
+    (out / MARKER_NAME).unlink(missing_ok=True)
+    for path in aside.iterdir():
+        os.replace(path, out / path.name)
+    aside.rmdir()
+    return True
+
+
+def check_own_files(out: Path) -> None:
+    """Refuse a run folder whose files are not its own: a ``checkpoint.pt``,
+    ``metrics.json`` or ``run.json`` that is a symlink (a write would go
+    through it into another run, which holds no lock of this folder's) or has
+    other hard links (``cp -al``: the file is another folder's too)."""
+    for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
+        path = out / name
+        if path.is_symlink():
+            raise ValueError(
+                f"out: {_io.short(path)!r} is a symlink (to "
+                f"{_io.short(os.readlink(path))!r}); a run folder's files must be "
+                "its own: copy the file in its place (cp -L), or give another out"
+            )
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        links = info.st_nlink
+        if stat.S_ISREG(info.st_mode) and links > 1:  # (a directory has two)
+            raise ValueError(
+                f"out: {_io.short(path)!r} has {links} hard links (the same file "
+                "in another folder, a copy made with cp -al perhaps); writing it "
+                "would change the other run too: copy the folder with cp -a, or "
+                "give another out"
+            )
+
+
 def replaced_run(out: str | os.PathLike[str] | None) -> str | None:
     """The id of the run a fresh ``overwrite`` into ``out`` would replace (the
     id in its ``run.json``), or ``None``."""
@@ -644,3 +717,63 @@ def replaced_run(out: str | os.PathLike[str] | None) -> str | None:
         return (_marker(out) or {}).get("run_id")
     except (OSError, ValueError):
         return None
+
+
+# What each writer of a single JSON record writes, told apart by its keys.
+RECORD_KINDS = {
+    "sweep": ("format", "call", "runs"),
+    "study": ("format", "settings", "runs"),
+    "bench": ("meta", "results"),
+}
+_RECORD_WHAT = {
+    "sweep": "a sweep record (a JSON file that sweep wrote)",
+    "study": "a study record (a JSON file that optstudy wrote)",
+    "bench": "a benchmark record (a JSON file that bench wrote)",
+}
+
+
+def record_kind(path: str | os.PathLike[str]) -> str | None:
+    """Which writer's record the JSON file ``path`` is (``"sweep"``,
+    ``"study"``, ``"bench"``), or ``None`` for anything else."""
+    try:
+        record = _io.read_json(path, name="out")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    for kind, keys in RECORD_KINDS.items():
+        if all(k in record for k in keys):
+            return kind
+    return None
+
+
+def check_record_out(
+    path: str | os.PathLike[str],
+    overwrite: bool,
+    *,
+    kind: str,
+    name: str = "out",
+) -> None:
+    """The one check of every writer of a single record (sweep, optstudy,
+    bench) before it replaces ``path``: never a file of a run folder (under
+    any name: a symlink is followed), and with ``overwrite`` only a record of
+    its own ``kind``; a typo must not cost a file."""
+    real = Path(os.path.realpath(path))
+    run_files = (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME)
+    if real.name in (*run_files, LOCK_NAME) and any(
+        (real.parent / n).exists() for n in run_files
+    ):
+        raise ValueError(
+            f"{name}: {_io.short(path)!r} is a file of the run folder "
+            f"{_io.short(real.parent)!r} ({', '.join(run_files)}); a {kind} never "
+            f"replaces a run's files: give its record another name, e.g. {kind}.json"
+        )
+    if not overwrite or not real.exists():
+        return
+    found = record_kind(real)
+    if found != kind:
+        what = "a file no writer of rhn made" if found is None else _RECORD_WHAT[found]
+        raise ValueError(
+            f"{name}: {_io.short(path)!r} is not {_RECORD_WHAT[kind]}, it is {what}; "
+            f"overwrite replaces only a {kind} record: give another path, or delete it"
+        )

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import _checks, _cli, devices
+from .. import _checks, _cli, _io, devices
 from ..baselines import count_parameters
 from ..tasks import Task, get_task
 from . import records
@@ -212,6 +212,7 @@ def train(
                     parent=parent,
                     branch=branch,
                 )
+                run.lock = lock
             started: list[Logger] = []
             try:
                 for logger in loggers:
@@ -225,6 +226,13 @@ def train(
             if run.signal is not None:
                 raise run.interrupted()
             return run.finish()
+    except BaseException as err:
+        if records.restore_aside(lock):  # failed before its first record
+            err.add_note(
+                f"rhn.train: the run that overwrite was to replace in {str(out)!r} "
+                "is back in place: this run failed before its first checkpoint"
+            )
+        raise
     finally:
         for logger in checked:  # refused after its check: let go of its file
             if isinstance(logger, CSVLogger):
@@ -300,6 +308,7 @@ class _Run:
     def __init__(self, config: TrainConfig, run_id: str | None = None) -> None:
         self.config = config
         self.run_id = run_id  # the folder's identity (rhn.train.records)
+        self.lock: records.FolderLock | None = None  # of out, once claimed
         self.task = get_task(config.task)
         self.device = resolve_device(config.device)
         check_memory(config, self.task, self.device)  # before allocating anything
@@ -545,14 +554,18 @@ class _Run:
             self._check_batch(x, y)  # bad data is not a learning rate to lower
             raise FloatingPointError(
                 f"the training loss became {loss_value} at step {self.step} "
-                f"({config.model} on {self.task.name}, lr={config.lr}); lower the "
-                "learning rate or the gradient clip (--lr, --clip)"
+                f"({config.model} on {self.task.name}, lr={config.lr}); "
+                + (
+                    _scale_hint(x, y)
+                    or "lower the learning rate or the gradient clip (--lr, --clip)"
+                )
             )
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if config.clip > 0:
             self.scaler.unscale_(self.optimizer)
             nn.utils.clip_grad_norm_(self.model.parameters(), config.clip)
+        self._updating = True  # from here on the weights change
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
@@ -680,6 +693,7 @@ class _Run:
             "paths": _absolute_paths(self.config),
         }
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
+        records.drop_aside(self.lock)  # the run replaced by overwrite goes now
 
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
@@ -701,6 +715,9 @@ class _Run:
             # what the run did before it diverged, for a sweep to record
             err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
             raise
+        except Exception as err:  # a logger's, a callback's, a task's own code
+            self._save_after_error(err)
+            raise
         finally:
             if bar is not None:
                 bar.close()
@@ -718,7 +735,11 @@ class _Run:
         stopped = False
         start = time.perf_counter() - self.seconds
         while self.step < config.steps and not stopped and not signals:
+            # where to go back to if this step fails before its update
+            self._mark = (self.step, self.batches.get_state(), torch.get_rng_state())
+            self._updating = False
             loss_value = self.train_step()
+            self._mark = None
             event: dict[str, Any] = {
                 "step": self.step,
                 "train_loss": loss_value,
@@ -749,6 +770,34 @@ class _Run:
                 and self.step % config.checkpoint_every == 0
             ):
                 self.save_checkpoint()
+
+    def _save_after_error(self, err: Exception) -> None:
+        """Checkpoint the last completed step when code run by the loop raised
+        ``err`` (a step failed before its update goes back to the one before),
+        so that the steps done are not lost; say so in ``err``'s notes and in
+        its ``checkpoint`` attribute."""
+        mark = getattr(self, "_mark", None)
+        if mark is not None:
+            if getattr(self, "_updating", False):
+                return  # the weights changed half way: no consistent state
+            self.step, generator, rng = mark
+            self.batches.set_state(generator)
+            torch.set_rng_state(rng)
+            del self.history["step"][self.step :]
+            del self.history["train_loss"][self.step :]
+        if self.config.out is None or self.step <= self.segments[-1]["from_step"]:
+            return
+        try:
+            self.save_checkpoint()
+        except Exception as other:  # the disk that failed the log, say
+            err.add_note(f"no checkpoint could be written ({_io.one_line(other)})")
+            return
+        path = Path(self.config.out) / records.CHECKPOINT_NAME
+        err.checkpoint = path  # type: ignore[attr-defined]
+        err.add_note(
+            f"rhn.train: a checkpoint of step {self.step}, the last completed, "
+            f"was written to {str(path)!r} before this error; resume from it"
+        )
 
     def interrupted(self) -> TrainingInterrupted:
         """Checkpoint the run stopped by a signal; the exception to raise."""
@@ -846,6 +895,7 @@ class _Run:
             "run": run,
         }
         records.write_metrics(Path(self.config.out) / records.METRICS_NAME, record)
+        records.drop_aside(self.lock)
 
     def finish(self) -> TrainResult:
         """Evaluate if the last step was not, write checkpoint and metrics, return."""
@@ -860,6 +910,28 @@ class _Run:
         if self.config.out is not None:
             self._write_metrics(metrics)
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
+
+
+HUGE_DATA = 1e4
+"""Data larger than this (in absolute value) is named when a loss overflows."""
+
+
+def _scale_hint(x: torch.Tensor, y: torch.Tensor) -> str | None:
+    """What to do about a batch whose inputs or targets are huge (the loss
+    overflows whatever the learning rate), or ``None``."""
+    sizes = {
+        what: float(t.detach().abs().max())
+        for what, t in (("inputs", x), ("targets", y))
+        if t.is_floating_point() and t.numel()
+    }
+    big = {what: size for what, size in sizes.items() if size > HUGE_DATA}
+    if not big:
+        return None
+    found = ", ".join(f"{what} up to {size:.3g}" for what, size in big.items())
+    return (
+        f"the data's scale is huge ({found}): standardise it (subtract the mean, "
+        "divide by the standard deviation) before training; a lower --lr will not help"
+    )
 
 
 def _absolute_paths(config: TrainConfig) -> dict[str, str | None]:
