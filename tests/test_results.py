@@ -25,6 +25,8 @@ def test_names_filters_with_a_pattern():
         "chorales_dropout.json",
         "chorales_lstm_forget1.json",
         "chorales_models.json",
+        "chorales_rhn_defaults.json",
+        "chorales_rhn_matched.json",
     ]
     assert rhn.results.names("no-such-*.json") == []
 
