@@ -170,7 +170,9 @@ export function lossPlot(parent) {
  */
 export function gradientHeatmap(parent) {
   const cv = canvas(parent, 600, 190, "gradient norm over time steps and micro-layers, RHN and RNN");
-  const m = { left: 84, right: 80, top: 24, bottom: 36 };
+  // the row labels ("RHN k=0") end 4 px left of the map: room for them at a
+  // phone's larger font, where "RHN k = 0" ran off the canvas's left edge
+  const m = { left: 96, right: 80, top: 24, bottom: 36 };
   const decades = 8;
   return (rhn, rnn, T, D) => {
     const { ctx, width, height } = cv;
@@ -204,7 +206,7 @@ export function gradientHeatmap(parent) {
     }
     ctx.fillStyle = "#222";
     ctx.textAlign = "right";
-    for (let k = 0; k < D; k++) ctx.fillText(`RHN k = ${k}`, m.left - 4, m.top + (k + 0.5) * h + 4);
+    for (let k = 0; k < D; k++) ctx.fillText(`RHN k=${k}`, m.left - 4, m.top + (k + 0.5) * h + 4);
     ctx.fillText("RNN", m.left - 4, m.top + D * h + gap + 0.5 * h + 4);
     ctx.textAlign = "center";
     for (const t of [0, Math.floor((T - 1) / 2), T - 1]) ctx.fillText(String(t), m.left + (t + 0.5) * w, height - m.bottom + 16);
