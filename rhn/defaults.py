@@ -9,7 +9,7 @@ cannot disagree. The values are the ones the book measured:
   :math:`T = 100` is solved (held-out MSE below 0.01) in all five seeds,
   after 500 to 550 steps, and the temporal-order task reaches 100 % held-out
   accuracy in all five seeds at depths 1 and 2. At :math:`b_T = -2`, the
-  package's earlier default, chapters 8 and 11 measure that an RHN of depth
+  package's earlier default, chapter 11 measures that an RHN of depth
   3 or more loses gradient per step faster than a tanh RNN with weight scale
   :math:`g = 1` (factor per step 0.75 to 0.77 at :math:`D = 3`, three seeds).
   :class:`rhn.Highway` starts from the same value
