@@ -504,7 +504,9 @@ def identity(
     whether it is a branch.
 
     A fresh run gets a new id and no parent. A resume that continues the run
-    in its own folder keeps the run's id and its parent. Any other resume is a
+    in its own folder keeps the run's id and its parent, unless the folder is
+    a copy of the run's (:func:`copied_from`): then it gets a new id and
+    ``parent`` names the run copied, as a branch does. Any other resume is a
     branch: a new id, and ``parent`` names the run it came from (its id, the
     checkpoint and the step), so that its records and log rows are told apart
     from the parent's.
@@ -517,11 +519,41 @@ def identity(
         except (OSError, ValueError):
             marker = {}
         run_id = state.get("run_id") or marker.get("run_id") or new_run_id()
+        original = copied_from(out, state)  # type: ignore[arg-type]
+        if original is not None:  # cp -r: the copy is a run of its own
+            parent = {"run_id": run_id, "checkpoint": str(original / CHECKPOINT_NAME)}
+            parent["step"] = int(state["step"])
+            return new_run_id(), parent, False
         return run_id, state.get("parent"), False
     where = None if resume_path is None else os.path.abspath(resume_path)
     parent = {"run_id": state.get("run_id"), "checkpoint": where}
     parent["step"] = int(state["step"])
     return new_run_id(), parent, True
+
+
+def copied_from(out: Path, state: dict[str, Any]) -> Path | None:
+    """The run folder ``out`` is a copy of (``cp -r r1 cpy``), or ``None``.
+
+    The checkpoint records the absolute path of the folder it was written in
+    (``paths``). When that is another folder than ``out`` and it still holds
+    a run of the same id, ``out`` is a copy, and continuing it under the
+    same id would mix two runs under one id (in a log they share, say). A
+    folder moved (its recorded path gone, or holding another run) keeps its
+    id.
+    """
+    paths = state.get("paths")
+    recorded = paths.get("out") if isinstance(paths, dict) else None
+    run_id = state.get("run_id")
+    if not isinstance(recorded, str) or not run_id:
+        return None
+    original = Path(recorded)
+    if not original.is_dir() or same_file(original, out):
+        return None
+    try:
+        marker = _marker(original) or {}
+    except (OSError, ValueError):
+        return None
+    return original if marker.get("run_id") == run_id else None
 
 
 def _marker(out: Path) -> dict[str, Any] | None:
@@ -610,12 +642,19 @@ def claim_folder(
                     if resume_state is not None
                     else "--overwrite (overwrite=True) to replace it"
                 )
-                raise ValueError(
-                    f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
+                go_on = (
                     f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue "
                     f"it, {how}, or another out"
+                    if CHECKPOINT_NAME in found
+                    else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give "
+                    "another out"
+                )
+                raise ValueError(
+                    f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
+                    + go_on
                 )
             if not same:  # overwrite: never leave a mix of two runs
+                _check_replaceable(out)
                 lock.aside = _set_aside(out, run_id)
         marker = {
             "run_id": run_id,
@@ -635,6 +674,37 @@ def claim_folder(
 
 
 ASIDE_PREFIX = ".rhn-replaced-"
+
+# What every metrics.json that train() writes holds.
+_METRICS_KEYS = ("config", "history", "steps")
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse ``overwrite`` of a folder whose ``checkpoint.pt`` or
+    ``metrics.json`` rhn did not write (a file of the user's under that
+    name): only a run's own files are ever replaced."""
+    path = out / METRICS_NAME
+    if path.exists():
+        try:
+            record = _io.read_json(path, name="out")
+        except (OSError, ValueError):
+            record = None
+        if not isinstance(record, dict) or any(k not in record for k in _METRICS_KEYS):
+            raise ValueError(
+                f"out: {_io.short(path)!r} is not a metrics.json that rhn wrote "
+                f"(no keys {list(_METRICS_KEYS)}); overwrite replaces only a run's "
+                "own files: move the file away, or give another out"
+            )
+    path = out / CHECKPOINT_NAME
+    if path.exists():
+        try:
+            load_checkpoint(path, name="out")
+        except (OSError, ValueError) as err:
+            raise ValueError(
+                f"out: {_io.short(path)!r} is not a checkpoint that rhn wrote "
+                f"({_io.one_line(err)[:80]}); overwrite replaces only a run's own "
+                "files: move the file away, or give another out"
+            ) from None
 
 
 def _set_aside(out: Path, run_id: str) -> Path:
