@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from rhn.__main__ import main
-from rhn.train import CSVLogger, TrainConfig, load_checkpoint, train
+from rhn.train import CSVLogger, TrainConfig, load_checkpoint, records, train
 from rhn.train import run as train_run
 
 TINY = {
@@ -224,3 +224,72 @@ def test_a_sweep_with_a_diverged_run_exits_1(tmp_path, monkeypatch, capsys):
     assert len(record["runs"]) == 2  # every run ran
     assert all(r["metrics"]["diverged"] for r in record["runs"])
     assert "2 of 2 runs diverged" in capsys.readouterr().err
+
+
+# --- 5. an --overwrite killed midway: the old run comes back --------------------
+
+
+def _killed_overwrite(folder):
+    """What a SIGKILL during --overwrite leaves: the old run moved aside, the
+    new run's claim (run.json), no checkpoint."""
+    aside = records._set_aside(folder, "0123456789abcdef")
+    (folder / "run.json").write_text('{"run_id": "0123456789abcdef"}')
+    return aside
+
+
+def test_a_killed_overwrite_puts_the_old_run_back(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *CLI, "--out", "A"]) == 0
+    before = contents(tmp_path / "A")
+    aside = _killed_overwrite(tmp_path / "A")
+    capsys.readouterr()
+    assert main(["train", *CLI, "--out", "A"]) == 2  # the old run is back: refused
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "put back the run" in err[0] and aside.name in err[0]
+    assert "already holds a run" in err[1]
+    assert contents(tmp_path / "A") == before and not aside.exists()
+    assert main(["train", *CLI, "--out", "A", "--resume", "A", "--steps", "5"]) == 0
+
+
+def test_a_stash_beside_a_newer_checkpoint_is_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *CLI, "--out", "A"]) == 0
+    # killed after the new run's first checkpoint, before the old run went
+    with monkeypatch.context() as m:
+        m.setattr(records, "drop_aside", lambda lock: None)
+        assert main(["train", *CLI, "--out", "A", "--overwrite", "--seed", "1"]) == 0
+    (aside,) = (tmp_path / "A").glob(".rhn-replaced-*")
+    capsys.readouterr()
+    assert main(["train", "--resume", "A", "--steps", "5"]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "out:" in line]
+    assert len(err) == 1 and aside.name in err[0] and "interrupted" in err[0]
+    assert aside.is_dir()  # never deleted for the user
+
+
+# --- 7. clear errors ------------------------------------------------------------
+
+
+def test_a_garbage_lock_is_named_unreadable(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "run.lock").write_text("garbage\x00")
+    assert main(["train", *CLI, "--out", "A"]) == 2
+    err = one_error_line(capsys)
+    assert "unreadable" in err and "rm A/run.lock" in err and "pid None" not in err
+
+
+def test_memory_advice_names_seq_len(monkeypatch):
+    from rhn.train import model as train_model
+
+    monkeypatch.setattr(train_model, "_available_bytes", lambda device: 2**30)
+    with pytest.raises(ValueError, match=r"too large .*--seq-len$"):
+        train(tiny(seq_len=10**9))
+
+
+def test_tensor_task_reports_the_shape_passed():
+    from rhn.owntasks import tensor_task
+
+    with pytest.raises(ValueError, match=r"\(N, T, I\) = \(0, 5, 2\)"):
+        tensor_task(torch.zeros(0, 5, 2), torch.zeros(0, 5), batch_first=True)
+    with pytest.raises(ValueError, match=r"\(T, N, I\) = \(5, 0, 2\)"):
+        tensor_task(torch.zeros(5, 0, 2), torch.zeros(5, 0))

@@ -28,6 +28,7 @@ import json
 import os
 import socket
 import stat
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -359,6 +360,14 @@ class FolderLock:
                     self.held = True
                     return self
                 continue
+            if other.get("unreadable"):
+                raise ValueError(
+                    f"{self.name}: {_io.short(self._what())!r} may be in use by "
+                    f"another {self.holder}: its lock {_io.short(self.path)!r} is "
+                    "unreadable (not the JSON of a lock that rhn wrote, so its "
+                    "process cannot be checked); if no process is using it, delete "
+                    f"the lock (rm {_io.short(self.path)}) and try again"
+                )
             pid, host, when = other.get("pid"), other.get("host"), other.get("started")
             raise ValueError(
                 f"{self.name}: {_io.short(self._what())!r} is in use by another "
@@ -428,7 +437,9 @@ class FolderLock:
             info = json.loads(text)
         except json.JSONDecodeError:
             info = None
-        return info if isinstance(info, dict) else {"pid": None, "host": "unknown"}
+        if not isinstance(info, dict):  # counts as held: refused, named so
+            return {"pid": None, "host": "unknown", "unreadable": text[:200]}
+        return info
 
     def release(self) -> None:
         if self.held:
@@ -604,6 +615,7 @@ def claim_folder(
     """
     lock = FolderLock(out).acquire()
     try:
+        recover_aside(out)
         check_own_files(out)
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
@@ -746,6 +758,43 @@ def restore_aside(lock: FolderLock | None) -> bool:
         os.replace(path, out / path.name)
     aside.rmdir()
     return True
+
+
+def recover_aside(out: Path) -> None:
+    """Deal with what an ``overwrite`` killed midway (SIGKILL, a power cut)
+    left: the replaced run's files in ``out/.rhn-replaced-ID/``. Called with
+    the folder locked. Where ``out`` holds no ``checkpoint.pt`` and no
+    ``metrics.json`` (the new run wrote none), the old run is put back, and
+    one line on stderr says so; else one line names the folder left."""
+    try:
+        stashes = sorted(p for p in out.glob(f"{ASIDE_PREFIX}*") if p.is_dir())
+    except OSError:
+        return
+    if not stashes:
+        return
+    newer = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+    if newer or len(stashes) > 1:
+        print(
+            f"out: {_io.short(out)!r} still holds the files of a run an "
+            f"interrupted --overwrite replaced, in {_io.short(stashes[0])!r}"
+            + (f" (and {len(stashes) - 1} more)" if len(stashes) > 1 else "")
+            + "; delete it once you no longer need that run",
+            file=sys.stderr,
+        )
+        return
+    stash = stashes[0]
+    try:
+        (out / MARKER_NAME).unlink(missing_ok=True)  # the killed run's claim
+        for path in stash.iterdir():
+            os.replace(path, out / path.name)
+        stash.rmdir()
+    except OSError as err:
+        raise _io.path_error("out", stash, err) from err
+    print(
+        f"out: put back the run that an interrupted --overwrite had moved to "
+        f"{_io.short(stash)!r} (the new run wrote no checkpoint)",
+        file=sys.stderr,
+    )
 
 
 def check_own_files(out: Path) -> None:
