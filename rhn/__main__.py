@@ -404,6 +404,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, ValueError, FileNotFoundError) as err:
         # what the run kept: a checkpoint of the steps done, the old run back
         return _cli.fail(prog, "; ".join([str(err), *getattr(err, "__notes__", [])]))
+    except FloatingPointError as err:  # before Exception, which it is too
+        return _cli.fail(prog, f"the run diverged: {err}", status=1)
     except Exception as err:  # your own task's or logger's code
         saved = getattr(err, "checkpoint", None)
         if saved is not None:
@@ -414,8 +416,6 @@ def train_main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         raise
-    except FloatingPointError as err:
-        return _cli.fail(prog, f"the run diverged: {err}", status=1)
     except TrainingInterrupted as stop:
         print(f"{prog}: {stop}", file=sys.stderr)
         if stop.checkpoint is not None:
@@ -553,10 +553,11 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn sweep``: parse, run every setting and seed, write the JSON.
 
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1 when
-    the JSON was written but some runs were stopped by a NaN or infinite loss
-    (recorded with ``"diverged": true`` and their ``error``; runs that ended
-    far above the baseline are flagged the same way, with exit status 0);
-    130 or 143 when SIGINT or SIGTERM stopped it.
+    the JSON was written but some runs diverged: stopped by a NaN or
+    infinite loss (recorded with ``"diverged": true`` and their ``error``) or
+    ended far above the baseline (``"diverged": true``), as ``train`` exits 1
+    for such a run; every other run still runs. 130 or 143 when SIGINT or
+    SIGTERM stopped it.
     """
     import dataclasses as dc
 
@@ -647,8 +648,8 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m rhn sweep: error: {err}", file=sys.stderr)
         return 1
     print(f"wrote {out}: {len(record['runs'])} runs in {record['seconds']:.0f} s")
-    # a run stopped by a NaN or infinite loss could not finish: exit status 1;
-    # one that ended far above the baseline finished, and is flagged only
+    # a diverged run (stopped by a NaN or infinite loss, or ended far above
+    # the baseline) makes the sweep exit 1, as train does for one run
     stopped = [run for run in record["runs"] if "error" in run["metrics"]]
     flagged = [run for run in record["runs"] if run["metrics"].get("diverged")]
     if flagged:
@@ -658,7 +659,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             f"(recorded with diverged: true in {out})",
             file=sys.stderr,
         )
-    return 1 if stopped else 0
+    return 1 if flagged else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,11 +99,12 @@ def _check_split(
             f"{name} inputs must be a float tensor {layout}, got {x.dtype} of shape "
             f"{tuple(x.shape)}"
         )
+    given = tuple(x.shape)  # as the caller passed it, before any transpose
     if batch_first:
         x = x.transpose(0, 1)
     T, N = x.shape[0], x.shape[1]
     if N == 0 or T == 0:
-        raise ValueError(f"{name} must hold sequences, got inputs {tuple(x.shape)}")
+        raise ValueError(f"{name} must hold sequences, got inputs {layout} = {given}")
     steps = (N, T) if batch_first else (T, N)
     shape = tuple(y.shape)
     if train:  # the training data: the targets say what they are

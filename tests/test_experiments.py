@@ -156,8 +156,11 @@ def test_cli_sweep_end_to_end(tmp_path, capsys):
         "--no-progress", "--grid", "model=rhn,gru", "--grid", "depth=1,2",
         "--seeds", "0,1", "--out", str(out),
     ]  # fmt: skip
-    assert main(argv) == 0
+    status = main(argv)
     record = load_sweep(out)
+    # exit status 1 when a run diverged (these 4-step runs may), as train's
+    diverged = any(run["metrics"]["diverged"] for run in record["runs"])
+    assert status == (1 if diverged else 0)
     assert record["command"].startswith("python -m rhn sweep --seq-len 6")
     assert len(record["runs"]) == 6  # rhn x 2 depths x 2 seeds, gru x 2 seeds
     run = select(record, model="rhn", depth=2, seed=1)[0]
@@ -169,8 +172,10 @@ def test_cli_sweep_end_to_end(tmp_path, capsys):
     assert main(argv) == 2  # the file exists
     err = capsys.readouterr().err
     assert "exists" in err and "--overwrite" in err and err.count("\n") == 1
-    assert main([*argv, "--overwrite", "--grid", "lr=0.01"]) == 0
-    assert load_sweep(out)["call"]["grid"]["lr"] == [0.01]
+    status = main([*argv, "--overwrite", "--grid", "lr=0.01"])
+    record = load_sweep(out)
+    assert record["call"]["grid"]["lr"] == [0.01]
+    assert status == (1 if any(r["metrics"]["diverged"] for r in record["runs"]) else 0)
 
 
 @pytest.mark.parametrize(

@@ -292,9 +292,13 @@ def test_csv_log_appends_on_resume_and_keeps_every_row(tmp_path):
     ]
     run_id = json.loads((out / "run.json").read_text())["run_id"]
     assert {r["run"] for r in rows} == {run_id}  # every row names its run
-    first = [r for r in rows if r["segment"] == "0"]
+    # rows 11-15, trained again, moved next to the log: none lost, none twice
+    (side,) = out.glob("log.csv.superseded-*.csv")
+    assert [int(r["step"]) for r in _rows(side)] == list(range(11, 16))
+    assert [int(r["step"]) for r in rows] == list(range(1, 31))
+    first = [r for r in rows + _rows(side) if r["segment"] == "0"]
     again = [r for r in rows if r["segment"] == "1"]
-    assert [int(r["step"]) for r in first] == list(range(1, 16))  # none lost
+    assert sorted(int(r["step"]) for r in first) == list(range(1, 16))  # none lost
     assert [int(r["step"]) for r in again] == list(range(11, 31))
     # the resumed call trains exactly what one uninterrupted run trains
     assert [float(r["train_loss"]) for r in first[:10] + again] == whole.history[

@@ -281,9 +281,12 @@ def test_rows_a_crash_left_past_the_checkpoint_keep_their_own_segment(tmp_path):
         again = tiny(out=str(out), log_csv=str(log), steps=10)
         train(again, resume=out, callback=crash)
     train(tiny(out=str(out), log_csv=str(log), steps=10), resume=out)
-    keys = [(r["segment"], r["step"]) for r in rows(log)]
+    # the crash's rows moved next to the log (round 7: superseded, not doubled)
+    (side,) = tmp_path.glob("log.csv.superseded-*.csv")
+    keys = [(r["segment"], r["step"]) for r in rows(log) + rows(side)]
     assert len(keys) == len(set(keys)), keys  # no (segment, step) twice
     assert [k for k in keys if k[0] == "1"] == [("1", "5"), ("1", "6"), ("1", "7")]
+    assert [k for k in rows(side)] and {r["segment"] for r in rows(side)} == {"1"}
     assert [int(k[1]) for k in keys if k[0] == "2"] == list(range(5, 11))
 
 

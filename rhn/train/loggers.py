@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime
+import io
 import os
 import stat
 import sys
@@ -75,12 +77,15 @@ class CSVLogger(Logger):
 
     The last column, ``run``, is the run's identity (the id of its
     ``run.json``), so that the file says which run wrote each row. A fresh
-    run starts the file with a header row; a resumed run appends to it and
-    never removes a row. The call's ``segment`` is one more than the largest
-    in the file (or the number of earlier calls the checkpoint records, if
-    larger): rows that a crash left past the checkpoint (steps trained again
-    after the resume) keep their number, and the rows of the resumed call,
-    with a larger one, are told apart from them.
+    run starts the file with a header row; a resumed run appends to it. Rows
+    of the run past the step of the checkpoint resumed (left by a kill after
+    the last checkpoint, or by an older checkpoint put back), steps the
+    resume trains again, are superseded: they move, whole, into a file of
+    their own next to the log, ``LOG.superseded-TIME.csv``, and one line on
+    stderr says so; no row is deleted. The call's ``segment`` is one more
+    than the largest in the file (or the number of earlier calls the
+    checkpoint records, if larger), so that a superseded row and a row of
+    the resumed call never share a segment number.
 
     Refused before any work, with one line naming ``log_csv``: a file that is
     not a log of this kind (its first line is not this run's header), a
@@ -112,6 +117,7 @@ class CSVLogger(Logger):
         self._created = False
         self._segment = 0
         self._run: str | None = None
+        self._superseded: list[list[str]] = []  # rows past the resumed step
 
     def __repr__(self) -> str:
         return f"CSVLogger({str(self.path)!r})"
@@ -248,6 +254,18 @@ class CSVLogger(Logger):
         written = [int(s) for s in segments if s.isdigit()]
         if written:  # calls a crash cut before their checkpoint count too
             self._segment = max(self._segment, max(written) + 1)
+        # rows of this run past the step resumed (a kill after the last
+        # checkpoint, or an older checkpoint put back): the resume trains
+        # those steps again, so they move out of the log in start
+        at, start = columns.index("step"), int(info.get("start_step", 0))
+        self._superseded = [
+            r
+            for r in body
+            if len(r) == len(columns)
+            and r[-1] == self._run
+            and r[at].isdigit()
+            and int(r[at]) > start
+        ]
         self._fresh = False
 
     def _check_replace(
@@ -283,6 +301,8 @@ class CSVLogger(Logger):
             if self._fresh:
                 self._file.seek(0)
                 self._file.truncate(0)
+            elif self._superseded:
+                self._supersede(int(info.get("start_step", 0)))
             else:  # a row cut short by a crash or a full disk: removed
                 with open(self.path, "rb") as f:
                     data = f.read()
@@ -297,6 +317,42 @@ class CSVLogger(Logger):
         if self._fresh:
             self._writer.writerow([*self._columns, "run"])
             self._file.flush()
+
+    def _supersede(self, start: int) -> None:
+        """Move this run's rows past step ``start`` into a file of their own
+        next to the log (written whole first: nothing is lost), then rewrite
+        the log without them (and without a row cut short)."""
+        rows = self._rows() or []
+        header, body = rows[0], [r for r in rows[1:] if r]
+        moved = {id(r) for r in body if r in self._superseded}
+        kept = [r for r in body if id(r) not in moved]
+        gone = [r for r in body if id(r) in moved]
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        side = self.path.with_name(f"{self.path.name}.superseded-{stamp}.csv")
+        n = 1
+        while side.exists():
+            n += 1
+            side = self.path.with_name(f"{self.path.name}.superseded-{stamp}-{n}.csv")
+
+        def write(f: Any) -> None:
+            text = io.StringIO()
+            csv.writer(text, lineterminator="\n").writerows([header, *gone])
+            f.write(text.getvalue().encode("utf-8"))
+
+        _io.atomic_write(side, write, name="log_csv")
+        self._file.seek(0)
+        self._file.truncate(0)
+        csv.writer(self._file, lineterminator="\n").writerows([header, *kept])
+        self._file.flush()
+        at = header.index("step")
+        steps = [int(r[at]) for r in gone]
+        print(
+            f"log_csv: moved {len(gone)} rows of this run past the checkpoint's "
+            f"step {start} (steps {min(steps)}-{max(steps)}, trained again now) "
+            f"from {self._where()!r} to {_io.short(side)!r}",
+            file=sys.stderr,
+        )
+        self._superseded = []
 
     def log(self, row: dict[str, Any]) -> None:
         cells = [
@@ -317,10 +373,16 @@ class CSVLogger(Logger):
 
     def close(self) -> None:
         """Close the file and release its lock (also after a refused check: a
-        file this logger made and never wrote is removed again)."""
+        file this logger made and never wrote is removed again). A file that
+        cannot be closed (its last bytes meet a full disk) is a ``ValueError``
+        of one line, after the lock is released."""
+        failed: OSError | None = None
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError as err:  # the descriptor is closed all the same
+                failed = err
             if self._created:
                 with contextlib.suppress(OSError):
                     if self.path.stat().st_size == 0:
@@ -329,6 +391,13 @@ class CSVLogger(Logger):
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if failed is not None:
+            raise ValueError(
+                f"log_csv: cannot write {self._where()!r} "
+                f"({failed.strerror or _io.one_line(failed)[:120]}) as it was "
+                "closed: its last row may be cut short, and a resume removes it: "
+                "free some space and resume the run"
+            ) from None
 
 
 # The files of a run folder (rhn.train.records); a log there would be one of

@@ -265,7 +265,7 @@ def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
                 f"sequences of seq_len={config.seq_len} need about "
                 f"{held / 2**30:.3g} GiB, more than the {have / 2**30:.3g} GiB of "
                 f"{device.type} (with the model's {need / 2**30:.3g} GiB); lower "
-                "--eval-samples"
+                "--eval-samples or --seq-len"
             )
     if have is None or need <= have:
         return
@@ -285,5 +285,5 @@ def check_memory(config: TrainConfig, task: Task, device: torch.device) -> None:
             if task.output_size > 1024
             else ""
         )
-        + "; lower --hidden-size/--num-params, --depth or --batch-size"
+        + "; lower --hidden-size/--num-params, --depth, --batch-size or --seq-len"
     )

@@ -28,6 +28,7 @@ import json
 import os
 import socket
 import stat
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -359,6 +360,14 @@ class FolderLock:
                     self.held = True
                     return self
                 continue
+            if other.get("unreadable"):
+                raise ValueError(
+                    f"{self.name}: {_io.short(self._what())!r} may be in use by "
+                    f"another {self.holder}: its lock {_io.short(self.path)!r} is "
+                    "unreadable (not the JSON of a lock that rhn wrote, so its "
+                    "process cannot be checked); if no process is using it, delete "
+                    f"the lock (rm {_io.short(self.path)}) and try again"
+                )
             pid, host, when = other.get("pid"), other.get("host"), other.get("started")
             raise ValueError(
                 f"{self.name}: {_io.short(self._what())!r} is in use by another "
@@ -428,7 +437,9 @@ class FolderLock:
             info = json.loads(text)
         except json.JSONDecodeError:
             info = None
-        return info if isinstance(info, dict) else {"pid": None, "host": "unknown"}
+        if not isinstance(info, dict):  # counts as held: refused, named so
+            return {"pid": None, "host": "unknown", "unreadable": text[:200]}
+        return info
 
     def release(self) -> None:
         if self.held:
@@ -504,7 +515,9 @@ def identity(
     whether it is a branch.
 
     A fresh run gets a new id and no parent. A resume that continues the run
-    in its own folder keeps the run's id and its parent. Any other resume is a
+    in its own folder keeps the run's id and its parent, unless the folder is
+    a copy of the run's (:func:`copied_from`): then it gets a new id and
+    ``parent`` names the run copied, as a branch does. Any other resume is a
     branch: a new id, and ``parent`` names the run it came from (its id, the
     checkpoint and the step), so that its records and log rows are told apart
     from the parent's.
@@ -517,11 +530,41 @@ def identity(
         except (OSError, ValueError):
             marker = {}
         run_id = state.get("run_id") or marker.get("run_id") or new_run_id()
+        original = copied_from(out, state)  # type: ignore[arg-type]
+        if original is not None:  # cp -r: the copy is a run of its own
+            parent = {"run_id": run_id, "checkpoint": str(original / CHECKPOINT_NAME)}
+            parent["step"] = int(state["step"])
+            return new_run_id(), parent, False
         return run_id, state.get("parent"), False
     where = None if resume_path is None else os.path.abspath(resume_path)
     parent = {"run_id": state.get("run_id"), "checkpoint": where}
     parent["step"] = int(state["step"])
     return new_run_id(), parent, True
+
+
+def copied_from(out: Path, state: dict[str, Any]) -> Path | None:
+    """The run folder ``out`` is a copy of (``cp -r r1 cpy``), or ``None``.
+
+    The checkpoint records the absolute path of the folder it was written in
+    (``paths``). When that is another folder than ``out`` and it still holds
+    a run of the same id, ``out`` is a copy, and continuing it under the
+    same id would mix two runs under one id (in a log they share, say). A
+    folder moved (its recorded path gone, or holding another run) keeps its
+    id.
+    """
+    paths = state.get("paths")
+    recorded = paths.get("out") if isinstance(paths, dict) else None
+    run_id = state.get("run_id")
+    if not isinstance(recorded, str) or not run_id:
+        return None
+    original = Path(recorded)
+    if not original.is_dir() or same_file(original, out):
+        return None
+    try:
+        marker = _marker(original) or {}
+    except (OSError, ValueError):
+        return None
+    return original if marker.get("run_id") == run_id else None
 
 
 def _marker(out: Path) -> dict[str, Any] | None:
@@ -572,6 +615,7 @@ def claim_folder(
     """
     lock = FolderLock(out).acquire()
     try:
+        recover_aside(out)
         check_own_files(out)
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
@@ -610,12 +654,19 @@ def claim_folder(
                     if resume_state is not None
                     else "--overwrite (overwrite=True) to replace it"
                 )
-                raise ValueError(
-                    f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
+                go_on = (
                     f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue "
                     f"it, {how}, or another out"
+                    if CHECKPOINT_NAME in found
+                    else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give "
+                    "another out"
+                )
+                raise ValueError(
+                    f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
+                    + go_on
                 )
             if not same:  # overwrite: never leave a mix of two runs
+                _check_replaceable(out)
                 lock.aside = _set_aside(out, run_id)
         marker = {
             "run_id": run_id,
@@ -635,6 +686,37 @@ def claim_folder(
 
 
 ASIDE_PREFIX = ".rhn-replaced-"
+
+# What every metrics.json that train() writes holds.
+_METRICS_KEYS = ("config", "history", "steps")
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse ``overwrite`` of a folder whose ``checkpoint.pt`` or
+    ``metrics.json`` rhn did not write (a file of the user's under that
+    name): only a run's own files are ever replaced."""
+    path = out / METRICS_NAME
+    if path.exists():
+        try:
+            record = _io.read_json(path, name="out")
+        except (OSError, ValueError):
+            record = None
+        if not isinstance(record, dict) or any(k not in record for k in _METRICS_KEYS):
+            raise ValueError(
+                f"out: {_io.short(path)!r} is not a metrics.json that rhn wrote "
+                f"(no keys {list(_METRICS_KEYS)}); overwrite replaces only a run's "
+                "own files: move the file away, or give another out"
+            )
+    path = out / CHECKPOINT_NAME
+    if path.exists():
+        try:
+            load_checkpoint(path, name="out")
+        except (OSError, ValueError) as err:
+            raise ValueError(
+                f"out: {_io.short(path)!r} is not a checkpoint that rhn wrote "
+                f"({_io.one_line(err)[:80]}); overwrite replaces only a run's own "
+                "files: move the file away, or give another out"
+            ) from None
 
 
 def _set_aside(out: Path, run_id: str) -> Path:
@@ -676,6 +758,43 @@ def restore_aside(lock: FolderLock | None) -> bool:
         os.replace(path, out / path.name)
     aside.rmdir()
     return True
+
+
+def recover_aside(out: Path) -> None:
+    """Deal with what an ``overwrite`` killed midway (SIGKILL, a power cut)
+    left: the replaced run's files in ``out/.rhn-replaced-ID/``. Called with
+    the folder locked. Where ``out`` holds no ``checkpoint.pt`` and no
+    ``metrics.json`` (the new run wrote none), the old run is put back, and
+    one line on stderr says so; else one line names the folder left."""
+    try:
+        stashes = sorted(p for p in out.glob(f"{ASIDE_PREFIX}*") if p.is_dir())
+    except OSError:
+        return
+    if not stashes:
+        return
+    newer = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+    if newer or len(stashes) > 1:
+        print(
+            f"out: {_io.short(out)!r} still holds the files of a run an "
+            f"interrupted --overwrite replaced, in {_io.short(stashes[0])!r}"
+            + (f" (and {len(stashes) - 1} more)" if len(stashes) > 1 else "")
+            + "; delete it once you no longer need that run",
+            file=sys.stderr,
+        )
+        return
+    stash = stashes[0]
+    try:
+        (out / MARKER_NAME).unlink(missing_ok=True)  # the killed run's claim
+        for path in stash.iterdir():
+            os.replace(path, out / path.name)
+        stash.rmdir()
+    except OSError as err:
+        raise _io.path_error("out", stash, err) from err
+    print(
+        f"out: put back the run that an interrupted --overwrite had moved to "
+        f"{_io.short(stash)!r} (the new run wrote no checkpoint)",
+        file=sys.stderr,
+    )
 
 
 def check_own_files(out: Path) -> None:
