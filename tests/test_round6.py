@@ -16,48 +16,12 @@ import warnings
 
 import pytest
 import torch
+from tiny_runs import CLI, SWEEP, TINY, contents, one_error_line, rows, tiny  # noqa: E402, F401
 
 from rhn import owntasks
 from rhn.__main__ import main
 from rhn.owntasks import tensor_task
 from rhn.train import CSVLogger, Logger, TrainConfig, load_checkpoint, records, train
-
-TINY = {
-    "seq_len": 6,
-    "hidden_size": 8,
-    "steps": 3,
-    "eval_every": 1,
-    "batch_size": 8,
-    "eval_samples": 32,
-    "progress": False,
-    "device": "cpu",
-}
-CLI = ["--task", "adding", "--seq-len", "6", "--hidden-size", "8", "--steps", "3"]
-CLI += ["--eval-every", "1", "--eval-samples", "32", "--batch-size", "8"]
-CLI += ["--no-progress", "--device", "cpu"]
-SWEEP = [*CLI[2:], "--seeds", "0"]
-
-
-def tiny(**overrides):
-    task = overrides.pop("task", "adding")
-    return TrainConfig.for_task(task, **{**TINY, **overrides})
-
-
-def contents(folder):
-    """Every file of ``folder`` with its bytes: what a refusal must not change."""
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def one_error_line(capsys):
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    return err
-
 
 # --- 1. bench and optstudy never replace a run's files ----------------------------
 

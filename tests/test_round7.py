@@ -34,23 +34,11 @@ CLI += ["--eval-every", "1", "--eval-samples", "32", "--batch-size", "8"]
 CLI += ["--no-progress", "--device", "cpu"]
 
 
+from tiny_runs import contents, one_error_line, rows  # noqa: E402, F401
+
+
 def tiny(**overrides):
     return TrainConfig.for_task("adding", **{**TINY, **overrides})
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def contents(folder):
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def one_error_line(capsys):
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    return err
 
 
 def superseded(log):
