@@ -122,15 +122,27 @@ class ChapterNumbers(SphinxPostTransform):
     def _rewrite(self, std: Any, parent: Any, run: list[tuple[int, str, str]]) -> None:
         children = list(parent.children)
         first = run[0][0]
-        previous = children[first - 1] if first > 0 else None
-        before = previous.astext() if isinstance(previous, nodes.Text) else ""
+        # the text just before the link: MyST makes a line break of the source
+        # a Text node of its own ("chapter", "\n", link), so join the run of
+        # Text nodes that ends at the link
+        texts = []
+        for child in reversed(children[:first]):
+            if not isinstance(child, nodes.Text):
+                break
+            texts.insert(0, child)
+        before = "".join(t.astext() for t in texts)
         text_before = "".join(c.astext() for c in children[:first])
         words = link_words(before, text_before, len(run))
         said = _WORD_BEFORE.search(before)
-        if said and isinstance(previous, nodes.Text):
+        if said:
             # the prose's own "chapter" moves into the link, with a no-break
             # space: the link reads "chapter 3", not "3"
-            previous.parent.replace(previous, nodes.Text(before[: said.start()]))
+            keep = said.start()  # characters of `before` that stay
+            for text in texts:
+                n = len(text.astext())
+                if keep < n:
+                    text.parent.replace(text, nodes.Text(text.astext()[:keep]))
+                keep = max(0, keep - n)
             words[0] = said.group(0).rstrip() + "\u00a0"
         for (index, number, title), word in zip(run, words, strict=True):
             node = children[index]

@@ -42,6 +42,22 @@ def test_rhn_parameter_count(coupled, G, I, H, D):
     assert rhn.count_parameters(model) == G * H * I + D * (G * H * H + G * H)
 
 
+@pytest.mark.parametrize("H, g", [(32, 0.3), (64, 1 / math.sqrt(3)), (256, 1.7)])
+def test_init_scale_to_weight_scale(H, g):
+    # ch. 6, eq. (eq-rhn-init-scale): a = g sqrt(3/H) draws weights in U(-a, a)
+    # whose standard deviation times sqrt(H) is g; the default a = 1/sqrt(H)
+    # is g = 1/sqrt(3). Every recurrent weight of a depth-3 cell: 6 H^2 draws.
+    a = g * math.sqrt(3 / H)
+    torch.manual_seed(0)
+    cell = rhn.RHNCell(2, H, 3, init_scale=a).double()
+    w = torch.cat([cell.recurrent_weight(k).flatten() for k in range(3)])
+    assert w.abs().max() <= a
+    assert w.std().item() * math.sqrt(H) == pytest.approx(g, rel=0.03)
+    default = rhn.RHNCell(2, H, 3).double()
+    w0 = torch.cat([default.recurrent_weight(k).flatten() for k in range(3)])
+    assert w0.std().item() * math.sqrt(H) == pytest.approx(3**-0.5, rel=0.03)
+
+
 def test_coupled_state_stays_inside_the_unit_interval():
     # ch. 6, exercise 2: a convex combination of tanh candidates stays in (-1, 1)
     torch.manual_seed(3)

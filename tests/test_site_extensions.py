@@ -294,6 +294,7 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
         "{ref}`ch-one` starts it.\n\n"
         "Chapters {ref}`ch-one` and {ref}`ch-two` agree.\n\n"
         "Both ({ref}`ch-one`, {ref}`ch-two`).\n\n"
+        "Told in chapter\n{ref}`ch-one` across a line break.\n\n"
         "Unchanged: {ref}`sec-two`, {ref}`the first <ch-one>`.\n\n"
         "{cite:t}`zilly2017` and {cite:p}`zilly2017`.\n\n"
         "```{bibliography}\n```\n"
@@ -323,6 +324,9 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
     assert "Chapter 1 starts it." in text
     assert "Chapters 1 and 2 agree." in text
     assert "Both (chapters 1, 2)." in text
+    # "chapter" at the end of a source line still joins the link, once
+    assert "Told in chapter 1 across" in text
+    assert "chapter chapter" not in text.lower()
     assert "Unchanged: A section, the first." in text
     assert 'title="The first chapter"' in html
     # {cite:t}: one link around authors and year; {cite:p} as before

@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from .models import (
+    G_PACKAGE,
     _ylim,
     example_rhn_jacobian,
     example_rnn_jacobian,
@@ -125,7 +126,7 @@ def rnn_discs_figure(
 
     Args:
         ax: axes to draw on.
-        scale: multiplier of the recurrent weights (default 1).
+        scale: the weight scale :math:`g`, multiplier of ``R0`` (default 1).
         init: ``"gaussian"`` (default) or ``"identity"``.
         hidden_size: ``H`` (default 12).
         seed: seed of the weights and inputs (default 0).
@@ -141,7 +142,7 @@ def rnn_discs_figure(
 
     J = example_rnn_jacobian(scale=scale, init=init, hidden_size=hidden_size, seed=seed)
     init, H = init.lower(), J.shape[0]
-    title = f"tanh RNN, {init} R × {scale:g}  (H = {H})"
+    title = f"tanh RNN, {init} R, g = {scale:.3g}  (H = {H})"
     return _discs(plots, J, ax, view, title)
 
 
@@ -170,7 +171,8 @@ def rhn_jacobian_figure(
         ax: axes to draw on.
         transform_bias: :math:`b_T` of every micro-layer (default -2).
         scale: multiplier of the recurrent weights (default 1: weights
-            :math:`U(\pm 1/\sqrt{H})`).
+            :math:`U(\pm 1/\sqrt{H})`, weight scale :math:`g = 1/\sqrt{3}`;
+            the title shows :math:`g` = ``scale * G_PACKAGE``).
         depth: recurrence depth ``D`` (default 2).
         coupled: coupled carry gate ``c = 1 - t`` (default ``True``).
         hidden_size: ``H`` (default 12).
@@ -194,7 +196,8 @@ def rhn_jacobian_figure(
     )
     b, D = float(transform_bias), int(depth)
     kind = "coupled" if coupled else "uncoupled"
-    title = f"RHN, D = {D}, b_T = {b:g}, R × {scale:g}, {kind}"
+    g = scale * G_PACKAGE  # the weights' scale g, as the slider reads it
+    title = f"RHN, D = {D}, b_T = {b:g}, g = {g:.3g}, {kind}"
     return _discs(plots, J, ax, view, title)
 
 

@@ -57,8 +57,16 @@ PNG_SCALE = 3
 
 
 def _slider(
-    name: str, label: str, lo: float, hi: float, *, integer: bool = False
+    name: str,
+    label: str,
+    lo: float,
+    hi: float,
+    *,
+    integer: bool = False,
+    shown_per_unit: float = 1.0,
 ) -> dict[str, Any]:
+    """A slider over ``[lo, hi]`` for the value ``name``; its readout shows the
+    value times ``shown_per_unit`` (the quantity that ``label`` names)."""
     return {
         "type": "slider",
         "name": name,
@@ -66,6 +74,7 @@ def _slider(
         "min": lo,
         "max": hi,
         "integer": integer,
+        "shown_per_unit": shown_per_unit,
     }
 
 
@@ -175,7 +184,7 @@ def rnn_discs_widget(
         kind="rnn_discs",
         view=view,
         controls=[
-            _slider("scale", "weight scale", 0.1, 3.0),
+            _slider("scale", "weight scale g", 0.1, 3.0),
             _toggle(
                 "init",
                 "recurrent matrix",
@@ -198,10 +207,11 @@ def rhn_jacobian_widget(
 
     The browser redoes :func:`rhn.widgets.example_rhn_jacobian` for any
     transform-gate bias in [-10, 10], weight scale :math:`g` of the notation
-    page in :math:`[0.25, 3]/\sqrt{3}` (the slider multiplies the package's
-    :math:`U(\pm 1/\sqrt{H})` initialisation, :math:`g = 1/\sqrt{3}`, so 1
-    is that initialisation), depth 1 to ``max_depth`` and
-    either carry gate.
+    page in :math:`[0.25, 3]/\sqrt{3}`, depth 1 to ``max_depth`` and either
+    carry gate. The slider reads :math:`g`; the value it sets, ``scale``,
+    multiplies the package's :math:`U(\pm 1/\sqrt{H})` initialisation, whose
+    :math:`g` is ``models.G_PACKAGE`` :math:`= 1/\sqrt{3}`, so ``scale = 1`` is
+    that initialisation and the slider shows ``scale * G_PACKAGE``.
 
     Args:
         hidden_size: ``H`` (default 12).
@@ -217,9 +227,12 @@ def rhn_jacobian_widget(
     data.update(
         kind="rhn_jacobian",
         view=view,
+        g_package=models.G_PACKAGE,
         controls=[
             _slider("transform_bias", "transform-gate bias b_T", -10.0, 10.0),
-            _slider("scale", "weights × init (1: g ≈ 0.58)", 0.25, 3.0),
+            _slider(
+                "scale", "weight scale g", 0.25, 3.0, shown_per_unit=models.G_PACKAGE
+            ),
             _slider("depth", "depth D", 1, max_depth, integer=True),
             _toggle("coupled", "carry gate", [("coupled", True), ("uncoupled", False)]),
         ],

@@ -37,6 +37,10 @@ __all__ = [
 
 INPUT_SIZE = 4  # input size of the example models
 WARMUP = 20  # steps run on random inputs to reach a typical state
+# the weight scale g (notation page) of the package's initialisation
+# U(-1/sqrt(H), 1/sqrt(H)): its standard deviation 1/sqrt(3 H) times sqrt(H).
+# The RHN figure's `scale` multiplies those weights: its g is scale * G_PACKAGE.
+G_PACKAGE = 1 / math.sqrt(3)
 
 BIAS_GRID = (-10.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 10.0)
 """Transform-gate biases at which the chapters check their statements."""

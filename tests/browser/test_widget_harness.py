@@ -75,6 +75,23 @@ def test_numbers_agree_at_the_largest_size(harness) -> None:  # noqa: ANN001
         compare(kind, set_and_read(figure, values), **settings)
 
 
+def test_weight_slider_reads_the_weight_scale_g(harness) -> None:  # noqa: ANN001
+    """The weight slider's label and readout are in g (the notation page): the
+    RNN's value is g, the RHN's a multiple of the package's initialisation,
+    shown times its g, 1/sqrt(3)."""
+    kind, page = harness
+    if kind == "gradient_flow":
+        pytest.skip("no weight slider")
+    factor = {"rnn_discs": 1.0, "rhn_jacobian": 3**-0.5}[kind]
+    figure = page.locator("#root")
+    row = page.locator(".rhn-control[data-name=scale]")
+    assert row.locator("label").text_content() == "weight scale g"
+    for values in SETTINGS[kind]:
+        set_and_read(figure, values)
+        shown = row.locator("output").text_content()
+        assert shown == f"{values['scale'] * factor:.3g}", (values, shown)
+
+
 def test_sliders_are_continuous_and_redraw_within_a_frame(harness) -> None:  # noqa: ANN001
     kind, page = harness
     figure = page.locator("#root")

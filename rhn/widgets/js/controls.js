@@ -41,9 +41,12 @@ export function addStyle(el) {
 // the same three significant digits as the figure's title (index.js)
 export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 
-// a printed number's minus is a true minus sign (U+2212), not a hyphen
+// a printed number's minus is a true minus sign (U+2212), not a hyphen; the
+// readout shows the value in the label's units (spec.shown_per_unit times it:
+// the RHN figure's slider sets a multiple of the initialisation and reads g)
 function readout(spec, value) {
-  return (spec.integer ? String(value) : fmt(value)).replace(/-/g, "\u2212");
+  const shown = value * (spec.shown_per_unit ?? 1);
+  return (spec.integer ? String(value) : fmt(shown)).replace(/-/g, "\u2212");
 }
 
 /** `text` into `el`, each "_X" as a subscript X ("bias b_T": b with subscript T). */

@@ -29,7 +29,7 @@ const FIGURES = {
     return (v) => {
       const J = rnnJacobian(d, v.scale, v.init);
       const sp = spectrum(J, d.hidden_size);
-      update(sp, `tanh RNN, ${v.init} R × ${fmt(v.scale)}  (H = ${d.hidden_size})`);
+      update(sp, `tanh RNN, ${v.init} R, g = ${fmt(v.scale)}  (H = ${d.hidden_size})`);
       return spectrumNumbers(sp);
     };
   },
@@ -40,7 +40,8 @@ const FIGURES = {
       const J = rhnExampleJacobian(d, v.transform_bias, v.scale, v.depth, v.coupled);
       const sp = spectrum(J, d.hidden_size);
       const kind = v.coupled ? "coupled" : "uncoupled";
-      update(sp, `RHN, D = ${v.depth}, b_T = ${fmt(v.transform_bias)}, R × ${fmt(v.scale)}, ${kind}`);
+      const g = v.scale * d.g_package; // the weights' scale g, as the slider reads it
+      update(sp, `RHN, D = ${v.depth}, b_T = ${fmt(v.transform_bias)}, g = ${fmt(g)}, ${kind}`);
       return spectrumNumbers(sp);
     };
   },
