@@ -149,9 +149,11 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
     return state
 
 
-def _filled(saved: dict[str, Any]) -> dict[str, Any]:
+def filled_config(saved: dict[str, Any]) -> dict[str, Any]:
     """A saved config with the fields it lacks (written before they existed) at
-    their defaults, which is how the code of that time behaved."""
+    their defaults, which is how the code of that time behaved: the package's
+    defaults, not the task's, which ``TrainConfig`` would give a field left
+    out. Rebuild a recorded config from this, never from the record alone."""
     defaults = {
         f.name: f.default
         for f in dataclasses.fields(TrainConfig)
@@ -167,7 +169,7 @@ def config_changes(
     allow: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The fields whose values differ, ``"name: old -> new"``, neutral ones aside."""
-    saved = _filled(saved)
+    saved = filled_config(saved)
     current = json.loads(json.dumps(current))  # compare as the files store them
     changes = [
         f"{k}: {saved.get(k)!r} -> {current[k]!r}"
@@ -224,10 +226,21 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
         config.to_dict(), state["config"], allow=frozenset({"steps"})
     )
     if changed:
+        task = config.task if not isinstance(config.task, str) else TASKS[config.task]
+        named = [c.split(":")[0] for c in changed]
+        theirs = [n for n in named if n in task.defaults]
+        hint = (
+            f"; TrainConfig gives the fields left out the task's defaults "
+            f"({', '.join(theirs)} here): give the run's values, or resume with "
+            "python -m rhn train --resume, which takes them from the checkpoint"
+            if theirs
+            else ""
+        )
         raise ValueError(
             "resume: the checkpoint was trained with a different config ("
             + ", ".join(changed)
             + ")"
+            + hint
         )
     if config.steps < step:
         raise ValueError(
@@ -239,7 +252,9 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
 def config_hash(config: dict[str, Any]) -> str:
     """A short hash of the settings that change a run's numbers."""
     kept = {
-        k: v for k, v in _filled(config).items() if k not in RESULT_NEUTRAL | {"steps"}
+        k: v
+        for k, v in filled_config(config).items()
+        if k not in RESULT_NEUTRAL | {"steps"}
     }
     text = json.dumps(kept, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
