@@ -236,13 +236,9 @@ class CSVLogger(Logger):
                 "run, so an append cannot be checked to be this run's: give "
                 "another path"
             )
-        links = os.stat(self.path).st_nlink
-        if links > 1:
-            raise ValueError(
-                f"log_csv: {self._where()!r} has {links} hard links (the same file "
-                "under other names, another run's log perhaps); an append would "
-                "write into each of them: give this run its own log"
-            )
+        self._refuse_hard_links(
+            "an append would write into each of them: give this run its own log"
+        )
         runs = {r[-1] for r in body if len(r) == len(columns)}
         others = sorted(runs - {self._run})
         if others:
@@ -268,19 +264,23 @@ class CSVLogger(Logger):
         ]
         self._fresh = False
 
+    def _refuse_hard_links(self, consequence: str) -> None:
+        """Refuse a log with other names (hard links): what this run does to
+        it (``consequence``) would happen to each of them."""
+        links = os.stat(self.path).st_nlink
+        if links > 1:
+            raise ValueError(
+                f"log_csv: {self._where()!r} has {links} hard links (the same file "
+                f"under other names, another run's log perhaps); {consequence}"
+            )
+
     def _check_replace(
         self, named: bool, body: list[list[str]], width: int, info: dict[str, Any]
     ) -> None:
         """Refuse to empty a log that is not only this file (a hard link), or,
         with an ``out``, one whose rows are not of the run ``overwrite``
         replaces there."""
-        links = os.stat(self.path).st_nlink
-        if links > 1:
-            raise ValueError(
-                f"log_csv: {self._where()!r} has {links} hard links (the same file "
-                "under other names, another run's log perhaps); overwrite would "
-                "empty each of them: give another path"
-            )
+        self._refuse_hard_links("overwrite would empty each of them: give another path")
         if info.get("config", {}).get("out") is None or not body:
             return  # no folder: overwrite names the log alone
         replaced = info.get("replaces_run")
