@@ -306,8 +306,9 @@ def _recorded_options(
     under the options given (the resume check refuses those that may not change)."""
     from .tasks import TASKS
     from .train import TrainConfig, load_checkpoint
-    from .train.records import filled_config
+    from .train.records import filled_config, recover_resumed
 
+    recover_resumed(resume)  # a run an --overwrite killed early had moved aside
     state = load_checkpoint(resume, name="--resume")
     saved = state["config"]
     if not isinstance(saved, dict):
