@@ -101,6 +101,8 @@ def _killed_overwrite(tmp_path):
     assert done.returncode == -9, done.stderr.decode()[-2000:]
 
 
+# the killed process's locks are taken over, with a warning
+@pytest.mark.filterwarnings("ignore:.*removing the stale lock.*:UserWarning")
 def test_a_killed_overwrite_resumes_with_its_log(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out, log, before = _old_run(tmp_path)
@@ -121,6 +123,8 @@ def test_a_killed_overwrite_resumes_with_its_log(tmp_path, monkeypatch, capsys):
     ]
 
 
+# the killed process's locks are taken over, with a warning
+@pytest.mark.filterwarnings("ignore:.*removing the stale lock.*:UserWarning")
 def test_a_killed_overwrite_gives_back_the_log_at_the_next_start(
     tmp_path, monkeypatch, capsys
 ):
