@@ -306,7 +306,9 @@ def _recorded_options(
     under the options given (the resume check refuses those that may not change)."""
     from .tasks import TASKS
     from .train import TrainConfig, load_checkpoint
+    from .train.records import filled_config, recover_resumed
 
+    recover_resumed(resume)  # a run an --overwrite killed early had moved aside
     state = load_checkpoint(resume, name="--resume")
     saved = state["config"]
     if not isinstance(saved, dict):
@@ -319,7 +321,9 @@ def _recorded_options(
                 "checkpoint stores by name only: give --task module:function again"
             )
     fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"task"}
-    recorded = {k: v for k, v in saved.items() if k in fields}
+    # every field, those the run lacks (older than them) at the package's
+    # defaults as the resume check counts them, not at the task's
+    recorded = {k: v for k, v in filled_config(saved).items() if k in fields}
     recorded.update(_recorded_paths(resume, state, "out" in given))
     # a size given replaces the recorded one, whichever way it was given
     if given.get("hidden_size") is not None:

@@ -8,12 +8,15 @@ sweeps, mixed precision, metrics and a baseline). Two ways to make one:
   ``torch.Generator`` (the toy tasks of :mod:`rhn.tasks` are examples);
 - hand a fixed data set of sequences with targets to :func:`tensor_task`
   (time- or batch-first, one target or ``K`` per sequence or per step, a
-  mask that leaves steps out of the loss).
+  mask that leaves steps out of the loss), or the ``DataLoader`` objects that
+  yield it to :func:`loader_task`.
 
-A ``DataLoader`` of your own is not a task: the trainer draws each batch from
-a generator its checkpoint saves, which is what makes a resume exact, and a
-loader's position and shuffling are not saved. For data that fits in memory,
-concatenate the loader's batches into tensors for :func:`tensor_task`.
+A ``DataLoader`` of your own is not a second way to train: the trainer draws
+each batch from a generator its checkpoint saves, which is what makes a
+resume exact, and a loader's position and shuffling are not saved.
+:func:`loader_task` reads your loaders once, whole, into the tensors of a
+:func:`tensor_task` (so the data must fit in memory), and the run then
+trains on them like any :func:`tensor_task`.
 
 On the command line, ``python -m rhn train --task module:function`` imports
 ``module`` and calls ``function()`` for the task (:func:`task_from_spec`).
@@ -40,7 +43,7 @@ import importlib
 import inspect
 import math
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
@@ -48,7 +51,7 @@ import torch
 from . import _checks, _io
 from .tasks import TASKS, Task
 
-__all__ = ["tensor_task", "task_from_spec"]
+__all__ = ["tensor_task", "loader_task", "task_from_spec"]
 
 
 def _tensors(name: str, value: object) -> tuple[torch.Tensor, torch.Tensor, Any]:
@@ -669,6 +672,163 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             f"got {_what(task)}"
         )
     return task
+
+
+def loader_task(
+    train: Iterable[Any],
+    valid: Iterable[Any] | None = None,
+    test: Iterable[Any] | None = None,
+    *,
+    batch_first: bool = True,
+    name: str = "loader",
+    **options: Any,
+) -> Task:
+    """A :func:`tensor_task` on the data your ``torch.utils.data.DataLoader``
+    objects (or any iterables of batches) yield, read once, whole.
+
+    Each batch is ``(inputs, targets)`` or ``(inputs, targets, mask)``, as
+    :func:`tensor_task` takes its data; the batches of a loader are
+    concatenated along the sequence axis (the first with ``batch_first``,
+    the default, which is how a ``DataLoader`` stacks samples of shape
+    ``(T, I)``: ``(B, T, I)``). A mask in the batches is per sequence; a
+    mask for every step, ``(T,)``, goes in ``mask=``.
+
+    What a loader decides and the run does not use: its batch size (the
+    config's ``batch_size`` draws the training batches, with replacement,
+    from a generator the checkpoint saves) and its order (the run draws
+    from all of it). Random transforms are frozen at the one pass. The
+    data's fingerprint covers the values in the order the loader gave them,
+    so a resume with other data is refused, and so is a resume whose loader
+    shuffles (``shuffle=True`` without a seeded ``generator``): the order is
+    part of what the run drew from; build the loader with ``shuffle=False``.
+
+    Args:
+        train: the training batches.
+        valid: the validation batches; ``None``: the last ``valid_fraction``
+            of ``train`` is held out (see :func:`tensor_task`).
+        test: the test batches, scored once at the end; ``None``: none, or
+            ``test_fraction`` of ``train``.
+        batch_first: ``True`` (default) if the batches put the sequences
+            first, ``(B, T, I)``; ``False`` for ``(T, B, I)``.
+        name: the task's name in records (default ``"loader"``).
+        **options: any other argument of :func:`tensor_task` (``mask``,
+            ``readout``, ``loss``, ``num_classes``, ``valid_fraction``,
+            ``test_fraction``, ``defaults``).
+
+    Returns:
+        The :class:`~rhn.tasks.Task` of :func:`tensor_task`.
+    """
+    batch_first = _checks.boolean("batch_first", batch_first)
+    unknown = sorted(set(options) - _LOADER_OPTIONS)
+    if unknown:
+        raise TypeError(
+            f"loader_task got unknown argument(s) {unknown}; it takes "
+            f"{sorted(_LOADER_OPTIONS)} besides train, valid, test, batch_first "
+            "and name"
+        )
+    splits = {}
+    for what, loader in (("train", train), ("valid", valid), ("test", test)):
+        if loader is not None:
+            splits[what] = _read_loader(what, loader, batch_first)
+    x, y, m = splits.pop("train")
+    if m is not None and options.get("mask") is not None:
+        raise ValueError(
+            "mask: the train batches carry a mask of their own; give mask= "
+            "only for batches of (inputs, targets)"
+        )
+    if m is not None:
+        options["mask"] = m
+    held = {k: tuple(t for t in v if t is not None) for k, v in splits.items()}
+    return tensor_task(x, y, batch_first=batch_first, name=name, **held, **options)
+
+
+_LOADER_OPTIONS = frozenset(
+    {"mask", "readout", "loss", "num_classes", "valid_fraction", "test_fraction"}
+    | {"defaults"}
+)
+
+
+def _read_loader(
+    what: str, loader: Iterable[Any], batch_first: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The batches of ``loader`` concatenated: ``(inputs, targets, mask)``,
+    each split's sequences along the batch axis; a wrong batch is a one-line
+    ``ValueError`` naming the split and the batch."""
+    if isinstance(loader, (torch.Tensor, str, bytes, Mapping)) or not isinstance(
+        loader, Iterable
+    ):
+        raise TypeError(
+            f"{what} must be a DataLoader (or another iterable of batches), got "
+            f"{_what(loader)}; for tensors use tensor_task"
+        )
+    parts: list[tuple[torch.Tensor, ...]] = []
+    layout = "(B, T, I)" if batch_first else "(T, B, I)"
+    for i, batch in enumerate(loader):
+        if (
+            not isinstance(batch, (tuple, list))
+            or len(batch) not in (2, 3)
+            or not all(isinstance(t, torch.Tensor) for t in batch)
+        ):
+            raise ValueError(
+                f"{what}: batch {i} of the loader must be (inputs, targets) or "
+                f"(inputs, targets, mask) tensors, got {_batch_what(batch)}"
+            )
+        batch = tuple(t.detach().cpu() for t in batch)
+        if batch[0].dim() != 3:
+            raise ValueError(
+                f"{what}: batch {i} has inputs of shape {tuple(batch[0].shape)}; "
+                f"expected {layout} (batch_first={batch_first})"
+            )
+        if parts:
+            first = parts[0]
+            if len(batch) != len(first):
+                raise ValueError(
+                    f"{what}: batch {i} has {len(batch)} tensors, batch 0 "
+                    f"{len(first)}; every batch must carry a mask or none"
+                )
+            for k, (a, b) in enumerate(zip(first, batch, strict=True)):
+                at = _batch_axis(k, first, batch_first)
+                if (
+                    a.dim() != b.dim()
+                    or a.dtype != b.dtype
+                    or [n for j, n in enumerate(a.shape) if j != at]
+                    != [n for j, n in enumerate(b.shape) if j != at]
+                ):
+                    part = ("inputs", "targets", "mask")[k]
+                    raise ValueError(
+                        f"{what}: batch {i} has {part} {b.dtype} of shape "
+                        f"{tuple(b.shape)}, batch 0 {a.dtype} of shape "
+                        f"{tuple(a.shape)}; every batch must have the same "
+                        "sequence length, features and type"
+                    )
+        parts.append(batch)
+    if not parts:
+        raise ValueError(f"{what}: the loader yielded no batch; expected at least one")
+    cat = [
+        torch.cat([p[k] for p in parts], dim=_batch_axis(k, parts[0], batch_first))
+        for k in range(len(parts[0]))
+    ]
+    return cat[0], cat[1], cat[2] if len(cat) == 3 else None
+
+
+def _batch_axis(k: int, batch: tuple[torch.Tensor, ...], batch_first: bool) -> int:
+    """The axis of the sequences in tensor ``k`` of ``batch`` (inputs, targets,
+    mask): the first with ``batch_first`` and for targets one per sequence
+    (``(B,)``, ``(B, K)``), else the second."""
+    if batch_first:
+        return 0
+    x, t = batch[0], batch[k]
+    per_step = t.dim() >= 2 and tuple(t.shape[:2]) == tuple(x.shape[:2])
+    return 1 if k == 0 or per_step else 0
+
+
+def _batch_what(batch: object) -> str:
+    if isinstance(batch, Mapping):
+        return f"a {type(batch).__name__} with keys {sorted(map(str, batch))[:5]}"
+    if isinstance(batch, (tuple, list)):
+        kinds = ", ".join(type(t).__name__ for t in batch[:4])
+        return f"a {type(batch).__name__} of {len(batch)} ({kinds})"
+    return _what(batch)
 
 
 def _what(obj: object) -> str:

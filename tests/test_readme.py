@@ -62,3 +62,20 @@ def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
     assert len(rows) == 1 + 200  # a header and one row per step
     run = json.loads((tmp_path / "runs/sum3/run.json").read_text())["run_id"]
     assert {row.rsplit(",", 1)[1] for row in rows[1:]} == {run}  # its run's rows
+
+
+def test_readme_loader_example_trains(tmp_path, monkeypatch):
+    """The DataLoader example of "Your own data": the loaders read into a task
+    that trains far below its memoryless baseline."""
+    (block,) = [b for b in python_blocks() if "loader_task" in b]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, str(README), "exec"), namespace)
+    result, task = namespace["result"], namespace["task"]
+    assert result.metrics["valid_loss"] < 0.5 * result.metrics["baseline"]
+    assert task.held_out == ("valid", None)  # the valid loader, no test
+    x = namespace["x"]
+    assert task.generate(1, split="valid")[0].shape == (15, 100, 2)  # (T, N, I)
+    torch.testing.assert_close(
+        task.generate(1, split="valid")[0], x[300:].transpose(0, 1)
+    )

@@ -94,11 +94,12 @@ def adding_100() -> tuple[dict, dict]:
     """Chapter 11: the first 100 steps of the RHN of the model sweep, seed 0."""
     from ..experiments import load_sweep, select
     from ..train import TrainConfig, train
+    from ..train.records import filled_config
 
     (recorded,) = select(load_sweep("adding_models.json"), model="rhn", seed=0)
     # the record says amp=True, which meant "on CUDA only" when it was written
     config = dataclasses.replace(
-        TrainConfig(**recorded["config"]),
+        TrainConfig(**filled_config(recorded["config"])),
         amp=None,
         device="cpu",
         out=None,

@@ -3,8 +3,9 @@ r"""Train a recurrent model on a task: config, device, loop, checkpoints.
 The pieces, one file each, in the order a run uses them:
 
 - ``rhn/train/config.py``: :class:`TrainConfig`, a dataclass with one comment
-  per field; :meth:`TrainConfig.for_task` fills in the settings with which an
-  RHN solves a task (``rhn.tasks.TASKS[name].defaults``), and
+  per field; it fills the fields left out with the settings with which an
+  RHN solves the task (``rhn.tasks.TASKS[name].defaults``), as the command
+  line does, and
   :func:`resolve_device` picks CUDA, then Apple MPS, then the CPU.
 - ``rhn/train/model.py``: :class:`SequenceModel`, a recurrent core from
   :func:`rhn.build_model` plus a linear head that reads the last output (or

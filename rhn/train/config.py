@@ -8,6 +8,7 @@ is made, before any training.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +45,15 @@ MAX_WEIGHT_DECAY = 1e4
 class TrainConfig:
     """Everything that defines a training run. The defaults solve the adding problem.
 
-    Use :meth:`for_task` to start from a task's own defaults. Every field is
-    checked when the config is made, so a bad value fails before any training.
+    A task's own defaults (its ``Task.defaults``, e.g. depth 4 and
+    ``transform_bias=-2`` for ``"chorales"``) fill every field you leave out,
+    so ``TrainConfig(task="chorales", model="gru")`` is the configuration of
+    ``python -m rhn train --task chorales --model gru``; a field you give
+    keeps your value, and fields neither gives keep the defaults below.
+    :meth:`for_task` is the same call. ``dataclasses.replace`` changes only
+    the fields it names (it gives every field, so a new ``task`` there brings
+    none of its defaults). Every field is checked when the config is made,
+    so a bad value fails before any training.
 
     Attributes:
         task: a name in :data:`rhn.tasks.TASKS` (``adding``, ``copy``,
@@ -143,6 +151,8 @@ class TrainConfig:
         task = get_task(self.task)
         # a registered task is kept by name; the user's own as the object
         self.task = task.name if TASKS.get(task.name) is task else task
+        given = self.__dict__.pop("_given", None)
+        self._task_defaults(task, _FIELDS if given is None else given)
         if self.seq_len is None:  # as for_task and the command line do
             self.seq_len = task.defaults.get("seq_len", 100)
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
@@ -237,25 +247,43 @@ class TrainConfig:
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
         self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
 
+    def _task_defaults(self, task: Task, given: frozenset[str]) -> None:
+        """Set the fields left out (not in ``given``) to ``task``'s defaults:
+        what ``python -m rhn train --task NAME`` does with options left out.
+        A size given (``hidden_size`` or ``num_params``) replaces the task's
+        other way of sizing the model."""
+        unknown = sorted(set(task.defaults) - _FIELDS)
+        if unknown:
+            raise TypeError(
+                f"task {task.name!r}: its defaults name {unknown}, which are not "
+                f"TrainConfig fields; the fields are {sorted(_FIELDS)}"
+            )
+        budget = "num_params" in given and self.num_params is not None
+        size = "hidden_size" in given and self.hidden_size is not None
+        for name, value in task.defaults.items():
+            if name in given and name != "seq_len":
+                continue
+            if name == "seq_len" and self.seq_len is not None:
+                continue  # given (None: the task's own, as always)
+            if (name == "hidden_size" and budget) or (name == "num_params" and size):
+                continue
+            setattr(self, name, value)
+
     @classmethod
     def for_task(cls, task: str | Task, **overrides: Any) -> TrainConfig:
-        """A config with ``task``'s default settings, then ``overrides`` on top.
+        """A config with ``task``'s default settings, then ``overrides`` on top:
+        the same as ``TrainConfig(task=task, **overrides)``, which applies the
+        task's defaults to the fields left out.
 
         Unknown field names raise a ``TypeError`` naming them.
         """
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - fields)
+        unknown = sorted(set(overrides) - _FIELDS)
         if unknown:
             raise TypeError(
                 f"unknown TrainConfig field(s) {unknown}; the fields are "
-                f"{sorted(fields)}"
+                f"{sorted(_FIELDS)}"
             )
-        defaults = dict(get_task(task).defaults)
-        if overrides.get("num_params") is not None and "hidden_size" not in overrides:
-            defaults["hidden_size"] = None  # a budget replaces the default size
-        if overrides.get("hidden_size") is not None and "num_params" not in overrides:
-            defaults["num_params"] = None  # a size replaces the default budget
-        return cls(task=task, **{**defaults, **overrides})
+        return cls(task=task, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as a plain dict (JSON-ready); a task object by its name.
@@ -272,6 +300,22 @@ class TrainConfig:
                 self._fingerprint = (key, task_fingerprint(self.task, self.seq_len))
             out["task_fingerprint"] = self._fingerprint[1]
         return out
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(TrainConfig))
+_dataclass_init = TrainConfig.__init__
+_ORDER = [f.name for f in dataclasses.fields(TrainConfig) if f.init]
+
+
+@functools.wraps(_dataclass_init)
+def _init(self: TrainConfig, *args: Any, **kwargs: Any) -> None:
+    # which fields the caller gave, for __post_init__: the others take the
+    # task's defaults (a bad call is left to the dataclass's own __init__)
+    self._given = frozenset(_ORDER[: len(args)]) | frozenset(kwargs)
+    _dataclass_init(self, *args, **kwargs)
+
+
+TrainConfig.__init__ = _init  # type: ignore[method-assign]
 
 
 def _path_or_none(name: str, value: Any, kind: str) -> str | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
@@ -12,7 +11,7 @@ from torch import nn
 from ..tasks import TASKS, Task
 from .config import TrainConfig, resolve_device
 from .model import make_model
-from .records import load_checkpoint
+from .records import filled_config, load_checkpoint
 
 __all__ = ["load_model"]
 
@@ -91,7 +90,9 @@ def load_model(
             f"{name!r}, not your own task of that name: leave task out"
         )
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    kept: dict[str, Any] = {k: v for k, v in saved.items() if k in fields}
+    # fields the record lacks at the package's defaults, as the resume check
+    # counts them (TrainConfig would give them the task's)
+    kept = {k: v for k, v in filled_config(saved).items() if k in fields}
     kept.update(task=task, out=None, progress=False, device="cpu")
     if kept.get("model") == "rhn":  # written before forget_bias was refused
         kept["forget_bias"] = None

@@ -49,7 +49,10 @@ class Logger:
     checkpoint and step it came from, else ``None``), ``parent_log_csv``
     (for a branch: the log the resumed run recorded, else ``None``),
     ``replaces_run`` (with ``overwrite``: the id of the run in ``out`` it
-    replaces, else ``None``) and ``config`` (:meth:`TrainConfig.to_dict`).
+    replaces, else ``None``), ``replaced_stash`` (in ``start`` only, with
+    ``overwrite``: the folder that keeps the replaced run's files until this
+    run's first checkpoint, else ``None``) and ``config``
+    (:meth:`TrainConfig.to_dict`).
 
     ``row`` holds ``segment``, ``step``, ``train_loss``, ``lr``, the
     held-out scores (``test_loss``, or ``valid_loss`` on a task with
@@ -99,7 +102,12 @@ class CSVLogger(Logger):
     rows is refused, unless :func:`~rhn.train.train` is called with
     ``overwrite=True``, which starts that log anew: only a log without other
     hard links and, when the run has an ``out``, only the log of the run
-    that ``overwrite`` replaces there. Each row is flushed when written.
+    that ``overwrite`` replaces there. The rows it replaces are kept with
+    that run's files (in ``out/.rhn-replaced-ID/``) until the new run's
+    first checkpoint, and written back if the new run fails before it (or
+    at the next start in ``out`` after a kill); without an ``out`` there is
+    no checkpoint to wait for, and the log starts anew at once. Each row is
+    flushed when written.
 
     Args:
         path: the CSV file (its directory is created when missing).
@@ -118,6 +126,7 @@ class CSVLogger(Logger):
         self._segment = 0
         self._run: str | None = None
         self._superseded: list[list[str]] = []  # rows past the resumed step
+        self._replacing = False  # overwrite: the file holds another run's rows
 
     def __repr__(self) -> str:
         return f"CSVLogger({str(self.path)!r})"
@@ -229,6 +238,7 @@ class CSVLogger(Logger):
                 )
             self._check_replace(header == columns, body, len(columns), info)
             self._fresh = True  # replaced in start: it is a log of this kind
+            self._replacing = True
             return
         if legacy:
             raise ValueError(
@@ -236,13 +246,9 @@ class CSVLogger(Logger):
                 "run, so an append cannot be checked to be this run's: give "
                 "another path"
             )
-        links = os.stat(self.path).st_nlink
-        if links > 1:
-            raise ValueError(
-                f"log_csv: {self._where()!r} has {links} hard links (the same file "
-                "under other names, another run's log perhaps); an append would "
-                "write into each of them: give this run its own log"
-            )
+        self._refuse_hard_links(
+            "an append would write into each of them: give this run its own log"
+        )
         runs = {r[-1] for r in body if len(r) == len(columns)}
         others = sorted(runs - {self._run})
         if others:
@@ -268,19 +274,23 @@ class CSVLogger(Logger):
         ]
         self._fresh = False
 
+    def _refuse_hard_links(self, consequence: str) -> None:
+        """Refuse a log with other names (hard links): what this run does to
+        it (``consequence``) would happen to each of them."""
+        links = os.stat(self.path).st_nlink
+        if links > 1:
+            raise ValueError(
+                f"log_csv: {self._where()!r} has {links} hard links (the same file "
+                f"under other names, another run's log perhaps); {consequence}"
+            )
+
     def _check_replace(
         self, named: bool, body: list[list[str]], width: int, info: dict[str, Any]
     ) -> None:
         """Refuse to empty a log that is not only this file (a hard link), or,
         with an ``out``, one whose rows are not of the run ``overwrite``
         replaces there."""
-        links = os.stat(self.path).st_nlink
-        if links > 1:
-            raise ValueError(
-                f"log_csv: {self._where()!r} has {links} hard links (the same file "
-                "under other names, another run's log perhaps); overwrite would "
-                "empty each of them: give another path"
-            )
+        self._refuse_hard_links("overwrite would empty each of them: give another path")
         if info.get("config", {}).get("out") is None or not body:
             return  # no folder: overwrite names the log alone
         replaced = info.get("replaces_run")
@@ -299,6 +309,11 @@ class CSVLogger(Logger):
             if self._file is None:  # started without check: check now
                 self.check(info)
             if self._fresh:
+                stash = info.get("replaced_stash")
+                if self._replacing and stash is not None:  # kept till the checkpoint
+                    from .records import stash_log
+
+                    stash_log(stash, self.path, self.path.read_bytes(), self._run)
                 self._file.seek(0)
                 self._file.truncate(0)
             elif self._superseded:

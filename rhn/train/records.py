@@ -20,6 +20,7 @@ Every file is written whole or not at all (:mod:`rhn._io`).
 from __future__ import annotations
 
 import contextlib
+import csv
 import dataclasses
 import datetime
 import errno
@@ -111,6 +112,9 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         path = path / CHECKPOINT_NAME  # a run directory
     expected = f"the {CHECKPOINT_NAME} that rhn.train writes into its out directory"
     if not path.is_file():
+        left = stashes(path.parent)
+        if left and not path.exists():
+            raise FileNotFoundError(_stash_advice(name, path, left))
         raise FileNotFoundError(f"{name}: no checkpoint file at {str(path)!r}")
     if path.stat().st_size == 0:
         raise ValueError(
@@ -149,9 +153,11 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
     return state
 
 
-def _filled(saved: dict[str, Any]) -> dict[str, Any]:
+def filled_config(saved: dict[str, Any]) -> dict[str, Any]:
     """A saved config with the fields it lacks (written before they existed) at
-    their defaults, which is how the code of that time behaved."""
+    their defaults, which is how the code of that time behaved: the package's
+    defaults, not the task's, which ``TrainConfig`` would give a field left
+    out. Rebuild a recorded config from this, never from the record alone."""
     defaults = {
         f.name: f.default
         for f in dataclasses.fields(TrainConfig)
@@ -167,7 +173,7 @@ def config_changes(
     allow: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The fields whose values differ, ``"name: old -> new"``, neutral ones aside."""
-    saved = _filled(saved)
+    saved = filled_config(saved)
     current = json.loads(json.dumps(current))  # compare as the files store them
     changes = [
         f"{k}: {saved.get(k)!r} -> {current[k]!r}"
@@ -224,10 +230,21 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
         config.to_dict(), state["config"], allow=frozenset({"steps"})
     )
     if changed:
+        task = config.task if not isinstance(config.task, str) else TASKS[config.task]
+        named = [c.split(":")[0] for c in changed]
+        theirs = [n for n in named if n in task.defaults]
+        hint = (
+            f"; TrainConfig gives the fields left out the task's defaults "
+            f"({', '.join(theirs)} here): give the run's values, or resume with "
+            "python -m rhn train --resume, which takes them from the checkpoint"
+            if theirs
+            else ""
+        )
         raise ValueError(
             "resume: the checkpoint was trained with a different config ("
             + ", ".join(changed)
             + ")"
+            + hint
         )
     if config.steps < step:
         raise ValueError(
@@ -239,7 +256,9 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
 def config_hash(config: dict[str, Any]) -> str:
     """A short hash of the settings that change a run's numbers."""
     kept = {
-        k: v for k, v in _filled(config).items() if k not in RESULT_NEUTRAL | {"steps"}
+        k: v
+        for k, v in filled_config(config).items()
+        if k not in RESULT_NEUTRAL | {"steps"}
     }
     text = json.dumps(kept, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -611,11 +630,12 @@ def claim_folder(
     which removes the old run's files, once every file the new run writes is
     known to be writable. The marker ``run.json`` is written for the run now
     owning ``out``: ``run_id`` and ``parent`` from ``identity``
-    (``branch``: whether it found this resume to be a branch).
+    (``branch``: whether it found this resume to be a branch). What an
+    interrupted ``overwrite`` left is dealt with before, by
+    :func:`recover_folder`, ahead of the loggers' checks.
     """
     lock = FolderLock(out).acquire()
     try:
-        recover_aside(out)
         check_own_files(out)
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
@@ -754,47 +774,152 @@ def restore_aside(lock: FolderLock | None) -> bool:
     lock.aside = None  # type: ignore[union-attr]
     out = aside.parent
     (out / MARKER_NAME).unlink(missing_ok=True)
-    for path in aside.iterdir():
-        os.replace(path, out / path.name)
-    aside.rmdir()
+    _put_back(aside, out)
     return True
 
 
-def recover_aside(out: Path) -> None:
+# In a stash, beside the replaced run's files: the rows of the log that the
+# new run emptied (LOG_ROWS) and where they came from (LOG_INFO).
+LOG_ROWS, LOG_INFO = "log_csv.csv", "log_csv.json"
+
+
+def stash_log(aside: Path, log: Path, data: bytes, run_id: str | None) -> None:
+    """Keep the rows of ``log``, which the run ``run_id`` is about to empty
+    (``overwrite``), in the stash ``aside`` of the run it replaces: deleted
+    with the stash at the first checkpoint, put back with it before."""
+    _io.atomic_write(aside / LOG_ROWS, lambda f: f.write(data), name="log_csv")
+    info = {"path": os.path.abspath(log), "run_id": run_id}
+    _io.write_json(aside / LOG_INFO, info, name="log_csv")  # written last
+
+
+def _put_back(stash: Path, out: Path) -> None:
+    """Move the replaced run's files from ``stash`` back into ``out``, and its
+    log's rows back into its log."""
+    if (stash / LOG_INFO).exists():
+        _restore_log(stash)
+    (stash / LOG_ROWS).unlink(missing_ok=True)
+    for path in stash.iterdir():
+        os.replace(path, out / path.name)
+    stash.rmdir()
+
+
+def _restore_log(stash: Path) -> None:
+    """Write the log's saved rows back over the rows of the run that failed
+    (or was killed) before its first checkpoint. A log that now holds rows of
+    any other run is left alone: the saved rows go to a file beside it."""
+    info = _io.read_json(stash / LOG_INFO, name="log_csv")
+    log, failed = Path(info["path"]), info.get("run_id")
+    saved = (stash / LOG_ROWS).read_bytes()
+    try:
+        with open(log, newline="", encoding="utf-8") as f:
+            body = list(csv.reader(f))[1:]
+    except FileNotFoundError:
+        body = []
+    except (OSError, UnicodeDecodeError, csv.Error):
+        body = [["unreadable"]]
+    if any(row and row[-1] != failed for row in body):
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        side = log.with_name(f"{log.name}.replaced-{stamp}.csv")
+        _io.atomic_write(side, lambda f: f.write(saved), name="log_csv")
+        print(
+            f"log_csv: {_io.short(log)!r} holds rows of another run now; the rows "
+            f"of the run put back are in {_io.short(side)!r}",
+            file=sys.stderr,
+        )
+    else:
+        _io.atomic_write(log, lambda f: f.write(saved), name="log_csv")
+    (stash / LOG_INFO).unlink()
+
+
+def recover_aside(out: Path, *, name: str = "out") -> None:
     """Deal with what an ``overwrite`` killed midway (SIGKILL, a power cut)
     left: the replaced run's files in ``out/.rhn-replaced-ID/``. Called with
     the folder locked. Where ``out`` holds no ``checkpoint.pt`` and no
     ``metrics.json`` (the new run wrote none), the old run is put back, and
     one line on stderr says so; else one line names the folder left."""
-    try:
-        stashes = sorted(p for p in out.glob(f"{ASIDE_PREFIX}*") if p.is_dir())
-    except OSError:
-        return
-    if not stashes:
+    left = stashes(out)
+    if not left:
         return
     newer = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
-    if newer or len(stashes) > 1:
+    if newer or len(left) > 1:
         print(
-            f"out: {_io.short(out)!r} still holds the files of a run an "
-            f"interrupted --overwrite replaced, in {_io.short(stashes[0])!r}"
-            + (f" (and {len(stashes) - 1} more)" if len(stashes) > 1 else "")
+            f"{name}: {_io.short(out)!r} still holds the files of a run an "
+            f"interrupted --overwrite replaced, in {_io.short(left[0])!r}"
+            + (f" (and {len(left) - 1} more)" if len(left) > 1 else "")
             + "; delete it once you no longer need that run",
             file=sys.stderr,
         )
         return
-    stash = stashes[0]
+    stash = left[0]
     try:
         (out / MARKER_NAME).unlink(missing_ok=True)  # the killed run's claim
-        for path in stash.iterdir():
-            os.replace(path, out / path.name)
-        stash.rmdir()
+        _put_back(stash, out)
     except OSError as err:
         raise _io.path_error("out", stash, err) from err
     print(
-        f"out: put back the run that an interrupted --overwrite had moved to "
+        f"{name}: put back the run that an interrupted --overwrite had moved to "
         f"{_io.short(stash)!r} (the new run wrote no checkpoint)",
         file=sys.stderr,
     )
+
+
+def _stash_advice(name: str, path: Path, left: list[Path]) -> str:
+    """One line: the checkpoint at ``path`` is missing because an interrupted
+    ``overwrite`` moved its run into a stash of ``left``; how to put it back."""
+    stash, folder = left[0], path.parent
+    files = [
+        n for n in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME) if (stash / n).exists()
+    ]
+    log = ""
+    if (stash / LOG_INFO).exists():
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            where = _io.read_json(stash / LOG_INFO, name=name)["path"]
+            log = f", and the log's rows in {LOG_ROWS} back over {_io.short(where)!r}"
+    more = f" (and {len(left) - 1} more such folders)" if len(left) > 1 else ""
+    return (
+        f"{name}: no checkpoint file at {_io.short(path)!r}: an --overwrite killed "
+        f"before its first checkpoint moved the run there to {_io.short(stash)!r}"
+        f"{more}; to put it back, move {', '.join(files) or 'its files'} from "
+        f"there into {_io.short(folder)!r}{log}, delete the empty folder, and "
+        "try again"
+    )
+
+
+def stashes(folder: Path) -> list[Path]:
+    """The stashes an interrupted ``overwrite`` left in ``folder``."""
+    try:
+        return sorted(p for p in folder.glob(f"{ASIDE_PREFIX}*") if p.is_dir())
+    except OSError:
+        return []
+
+
+def recover_folder(folder: Path, *, name: str = "out") -> None:
+    """:func:`recover_aside` before a run starts (before its log is read):
+    with ``folder``'s lock, which a live run holds (refused then, with how
+    to wait for it), so that a stash is never taken from a run still going."""
+    if not folder.is_dir() or not stashes(folder):
+        return
+    lock = FolderLock(folder, name=name).acquire()
+    try:
+        recover_aside(folder, name=name)
+    finally:
+        lock.release()
+
+
+def recover_resumed(resume: str | os.PathLike[str]) -> None:
+    """``resume`` names a run folder (or its ``checkpoint.pt``) that holds no
+    checkpoint, only the stash of the run an ``overwrite`` killed before its
+    first checkpoint had moved aside: put that run back (the rule of
+    :func:`recover_aside`: one stash, nothing newer), so that it resumes."""
+    if not isinstance(resume, (str, os.PathLike)):
+        return  # load_checkpoint names the type
+    path = Path(resume)
+    folder = path if path.is_dir() else path.parent
+    if path.name != CHECKPOINT_NAME and not path.is_dir():
+        return
+    # more than one stash is not unambiguous: load_checkpoint names them
+    if not (folder / CHECKPOINT_NAME).exists() and len(stashes(folder)) == 1:
+        recover_folder(folder, name="resume")
 
 
 def check_own_files(out: Path) -> None:

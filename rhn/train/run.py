@@ -162,6 +162,12 @@ def train(
             "--resume); leave overwrite out, or give another out for a branch"
         )
     state, resume_path = None, None
+    # what an --overwrite killed before its first checkpoint left (the old
+    # run and its log's rows in a stash) is put back before anything is read
+    if resume is not None:
+        records.recover_resumed(resume)
+    if config.out is not None:
+        records.recover_folder(Path(config.out))
     if resume is not None:  # read and checked before any work, not after it
         state = records.load_checkpoint(resume, name="resume")
         records.check_resume(config, state)
@@ -195,6 +201,7 @@ def train(
                 "parent": parent,
                 "parent_log_csv": _parent_log(state) if branch else None,
                 "replaces_run": records.replaced_run(out) if overwrite else None,
+                "replaced_stash": None,
                 "config": config.to_dict(),
             }
             for logger in loggers:  # before the folder is claimed
@@ -213,6 +220,7 @@ def train(
                     branch=branch,
                 )
                 run.lock = lock
+                info["replaced_stash"] = getattr(lock, "aside", None)
             started: list[Logger] = []
             try:
                 for logger in loggers:
