@@ -142,7 +142,8 @@ def train_parser() -> argparse.ArgumentParser:
     option(
         "--forget-bias",
         "initial LSTM forget-gate bias (1 is the usual fair choice); "
-        "left out: torch's initialisation",
+        "left out: torch's initialisation; refused with the other models, "
+        "which have no forget gate",
         type=float,
         metavar="B",
     )
@@ -179,7 +180,9 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--dropout",
-        "RHN variational dropout rate on input, state and output",
+        "RHN variational dropout rate on input, state and output; a "
+        "non-zero rate is refused with the other models, which do not read it "
+        "(a task's default rate is turned off for them)",
         type=float,
         metavar="P",
     )

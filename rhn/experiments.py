@@ -44,6 +44,7 @@ import torch
 from . import _checks, _cli, _io, results
 from .tasks import get_task
 from .train import TrainConfig, records, resolve_device, train
+from .train.config import reads_field
 from .train.model import check_memory
 
 __all__ = [
@@ -59,14 +60,9 @@ __all__ = [
 FORMAT = 1
 """Version of the record's layout; :func:`load_sweep` refuses other versions."""
 
-# Config fields that only some models read. A grid over such a field is not
-# swept for the other models: running a GRU at depths 1 and 2 would train the
-# same network twice.
-_ONLY_FOR: dict[str, Callable[[str], bool]] = {
-    "depth": lambda model: model not in ("rnn", "lstm", "gru"),
-    "transform_bias": lambda model: model == "rhn",
-    "forget_bias": lambda model: model == "lstm",
-}
+# Config fields that only some models read (rhn.train.config.reads_field). A
+# grid over such a field is not swept for the other models: running a GRU at
+# depths 1 and 2, or at dropout 0 and 0.5, would train the same network twice.
 
 # Fields that a sweep sets itself, or that make no sense per run.
 NOT_IN_GRID = frozenset({"seed", "out", "checkpoint_every", "progress", "log_csv"})
@@ -92,11 +88,11 @@ _NAMES = frozenset({"task", "model", "lr_schedule", "device"})
 def uses_field(model: str, field: str) -> bool:
     """Whether ``model`` reads the config field ``field``.
 
-    ``depth`` is read by the deep-transition models only, ``transform_bias`` by
-    the RHN and ``forget_bias`` by the LSTM; every other field by all models.
+    ``depth`` is read by the deep-transition models only, ``transform_bias``
+    and ``dropout`` by the RHN and ``forget_bias`` by the LSTM; every other
+    field by all models (:func:`rhn.train.config.reads_field`).
     """
-    rule = _ONLY_FOR.get(field)
-    return True if rule is None else rule(model)
+    return reads_field(model, field)
 
 
 def _check_grid(grid: object) -> dict[str, list[Any]]:
@@ -164,11 +160,13 @@ def _settings(base: TrainConfig, grid: dict[str, list[Any]]) -> list[dict[str, A
 
 def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfig:
     changes = dict(setting, seed=seed, out=None, checkpoint_every=0, log_csv=None)
-    # a field only some models read is left out for the others (forget_bias
-    # of an LSTM is refused with an RHN)
+    # a field only some models read is off for the others: the base's
+    # forget_bias (an LSTM's) or dropout (an RHN's) would be refused with them
     model = setting.get("model", base.model)
     if base.forget_bias is not None and not uses_field(model, "forget_bias"):
         changes.setdefault("forget_bias", None)
+    if base.dropout and not uses_field(model, "dropout"):
+        changes.setdefault("dropout", 0.0)
     # A parameter budget in the grid replaces the base's hidden size.
     if "num_params" in setting and "hidden_size" not in setting:
         changes["hidden_size"] = None
@@ -294,10 +292,11 @@ def sweep(
     The runs are the Cartesian product of the grid's value lists (in the
     grid's order), each trained with every seed (innermost). A grid field that
     a combination's model does not read (``depth`` for the RNN, LSTM and GRU,
-    ``transform_bias`` for all but the RHN, ``forget_bias`` for all but the
-    LSTM) is not swept for that model: its runs are made once, with the base
-    value. A ``num_params`` in the grid sets ``hidden_size`` to ``None``, so
-    that the budget decides the width.
+    ``transform_bias`` and ``dropout`` for all but the RHN, ``forget_bias``
+    for all but the LSTM) is not swept for that model: its runs are made once,
+    with the base value (the base's ``dropout`` and ``forget_bias`` are off
+    for the models that do not read them). A ``num_params`` in the grid sets
+    ``hidden_size`` to ``None``, so that the budget decides the width.
 
     Args:
         base: the settings every run shares (its ``seed``, ``out``,

@@ -122,8 +122,9 @@ def test_forget_bias_from_the_config_and_the_command_line():
     H = core.hidden_size
     bias = core.rnn.bias_ih_l0 + core.rnn.bias_hh_l0
     assert torch.equal(bias[H : 2 * H], torch.ones(H))
-    # other models ignore it
-    make_model(TrainConfig(model="gru", forget_bias=1.0, device="cpu"))
+    # the other models have no forget gate: refused, not ignored
+    with pytest.raises(ValueError, match="no forget gate"):
+        TrainConfig(model="gru", forget_bias=1.0, device="cpu")
     assert TrainConfig().forget_bias is None
     with pytest.raises(TypeError, match="forget_bias"):
         TrainConfig(forget_bias="one")

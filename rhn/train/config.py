@@ -20,7 +20,13 @@ from ..baselines import MODELS
 from ..defaults import DEPTH, TRANSFORM_BIAS
 from ..tasks import TASKS, Task, get_task
 
-__all__ = ["TrainConfig", "resolve_device", "HIDDEN_SIZE", "MAX_THREADS"]
+__all__ = [
+    "TrainConfig",
+    "resolve_device",
+    "reads_field",
+    "HIDDEN_SIZE",
+    "MAX_THREADS",
+]
 
 HIDDEN_SIZE = 48
 """The hidden size of a config that gives neither ``hidden_size`` nor ``num_params``."""
@@ -39,6 +45,40 @@ MAX_THREADS = 4096
 _TRAINING_DEVICES = ("cpu", "cuda", "mps")
 MAX_WEIGHT_DECAY = 1e4
 """The largest ``weight_decay`` a config takes (Adam's L2 term in float32)."""
+
+# Config fields that only some models read (every other field is read by all).
+_READ_BY: dict[str, tuple[str, ...]] = {
+    "depth": ("rhn", "dtrnn"),
+    "transform_bias": ("rhn",),
+    "forget_bias": ("lstm",),
+    "dropout": ("rhn",),
+}
+# the value of such a field that asks for nothing: what a model that does not
+# read it trains with
+_OFF: dict[str, Any] = {"forget_bias": None, "dropout": 0.0}
+
+
+def reads_field(model: str, field: str) -> bool:
+    """Whether ``model`` reads the config field ``field``: ``depth`` only the
+    deep-transition models (``rhn``, ``dtrnn``), ``transform_bias`` and
+    ``dropout`` only the RHN, ``forget_bias`` only the LSTM; every other
+    field every model."""
+    models = _READ_BY.get(field)
+    return models is None or model in models
+
+
+def unread_off(config: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config with ``dropout`` and ``forget_bias`` off where its
+    model does not read them: the run trained without them, so the config
+    rebuilds the same model (a record written before such values were refused
+    may hold them)."""
+    model = config.get("model")
+    if not isinstance(model, str):
+        return config
+    return {
+        k: _OFF[k] if k in _OFF and not reads_field(model, k) else v
+        for k, v in config.items()
+    }
 
 
 @dataclass
@@ -78,7 +118,8 @@ class TrainConfig:
         transform_bias: initial transform-gate bias of the RHN (negative: the
             cell starts by carrying its state).
         forget_bias: initial forget-gate bias of the LSTM; ``None``: torch's
-            initialisation. Refused with ``model="rhn"``.
+            initialisation. The other models have no forget gate: a value
+            you give with them is refused (see ``dropout``).
         steps: optimiser steps, one fresh batch each.
         batch_size: sequences per step.
         lr: Adam's learning rate.
@@ -108,7 +149,13 @@ class TrainConfig:
             only at the end and on an interrupt).
         progress: show a ``tqdm`` progress bar with the live loss.
         dropout: the RHN's variational dropout rate (input, state and
-            output); 0: off.
+            output); 0: off. The other models do not read it, so a non-zero
+            rate you give with them is refused (it would be recorded but not
+            used). A rate that comes from the task's defaults is meant for the
+            RHN: with another model it becomes 0, what that model trains
+            with, as does a sweep's base rate for its runs of other models
+            (:func:`rhn.experiments.sweep`); a recorded config rebuilds the
+            same way (:func:`rhn.train.records.filled_config`).
         patience: stop early after this many evaluations without a better
             held-out loss, keeping the best weights; 0: off.
         log_csv: a CSV file that gets one row per step (step, losses,
@@ -181,12 +228,6 @@ class TrainConfig:
             self.forget_bias = _checks.representable(
                 "forget_bias", _checks.real("forget_bias", self.forget_bias), None
             )
-        if self.forget_bias is not None and self.model == "rhn":
-            raise ValueError(
-                f"forget_bias is an LSTM setting, got forget_bias={self.forget_bias} "
-                "with model='rhn': the RHN's gate bias is transform_bias "
-                "(--transform-bias); leave forget_bias out (None)"
-            )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
         self.lr = _checks.real("lr", self.lr)
@@ -244,8 +285,37 @@ class TrainConfig:
             _checks.boolean("cuda_graph", self.cuda_graph)
         self.out = _path_or_none("out", self.out, "directory")
         self.dropout = _checks.probability("dropout", self.dropout)
+        self._unread_fields(_FIELDS if given is None else given)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
         self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
+
+    def _unread_fields(self, given: frozenset[str]) -> None:
+        """Refuse a ``dropout`` or ``forget_bias`` given for a model that does
+        not read it; one from the task's defaults is turned off instead."""
+        for name, off in _OFF.items():
+            value = getattr(self, name)
+            if value == off or reads_field(self.model, name):
+                continue
+            if name not in given:  # the task's default, meant for another model
+                setattr(self, name, off)
+                continue
+            if name == "dropout":
+                raise ValueError(
+                    f"dropout is the RHN's variational dropout, got dropout={value} "
+                    f"with model={self.model!r}, which does not read it (the run "
+                    "would train without dropout); leave dropout out (0) or use "
+                    "model='rhn'"
+                )
+            hint = (
+                "the RHN's gate bias is transform_bias (--transform-bias)"
+                if self.model == "rhn"
+                else f"the {self.model} has no forget gate"
+            )
+            raise ValueError(
+                f"forget_bias is an LSTM setting, got forget_bias={value} with "
+                f"model={self.model!r}: {hint}; leave forget_bias out (None) or "
+                "use model='lstm'"
+            )
 
     def _task_defaults(self, task: Task, given: frozenset[str]) -> None:
         """Set the fields left out (not in ``given``) to ``task``'s defaults:

@@ -94,8 +94,6 @@ def load_model(
     # counts them (TrainConfig would give them the task's)
     kept = {k: v for k, v in filled_config(saved).items() if k in fields}
     kept.update(task=task, out=None, progress=False, device="cpu")
-    if kept.get("model") == "rhn":  # written before forget_bias was refused
-        kept["forget_bias"] = None
     config = TrainConfig(**kept)
     if recorded_data and config.to_dict().get("task_fingerprint") not in (
         None,

@@ -40,7 +40,7 @@ import torch
 
 from .. import _io
 from ..tasks import TASKS
-from .config import TrainConfig
+from .config import TrainConfig, unread_off
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -157,13 +157,16 @@ def filled_config(saved: dict[str, Any]) -> dict[str, Any]:
     """A saved config with the fields it lacks (written before they existed) at
     their defaults, which is how the code of that time behaved: the package's
     defaults, not the task's, which ``TrainConfig`` would give a field left
-    out. Rebuild a recorded config from this, never from the record alone."""
+    out. Rebuild a recorded config from this, never from the record alone.
+    A ``dropout`` or ``forget_bias`` that the run's model did not read (kept
+    by records written before they were refused) is off, as the run trained
+    (:func:`rhn.train.config.unread_off`)."""
     defaults = {
         f.name: f.default
         for f in dataclasses.fields(TrainConfig)
         if f.default is not dataclasses.MISSING
     }
-    return {**defaults, **saved}
+    return unread_off({**defaults, **saved})
 
 
 def config_changes(

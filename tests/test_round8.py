@@ -1,0 +1,125 @@
+"""Hostile round 8 (issue 32): what a fresh hostile tester found.
+
+Each test is one case: a dropout or forget bias a model does not read, a
+sweep over such a field, a checkpoint copied into another run's folder, a
+run folder moved while it trains, a default folder named by an own task, a
+refused run's empty folder, a sweep resumed with its grid in another order,
+and errors that did not name what was wrong.
+"""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+from tiny_runs import CLI, SWEEP, one_error_line, tiny
+
+from rhn.__main__ import main
+from rhn.experiments import load_sweep, sweep
+from rhn.train import TrainConfig, load_model, train
+from rhn.train.records import filled_config
+
+NOT_RHN = ["gru", "lstm", "rnn", "dtrnn"]
+
+# --- 1. a dropout the model does not read is refused, not recorded -------------
+
+
+@pytest.mark.parametrize("model", NOT_RHN)
+def test_a_dropout_given_for_a_model_without_it_is_refused(model, capsys):
+    with pytest.raises(ValueError, match=f"dropout=0.5 with model='{model}'"):
+        tiny(model=model, dropout=0.5)
+    assert main(["train", *CLI, "--model", model, "--dropout", "0.5"]) == 2
+    err = one_error_line(capsys)
+    assert "dropout" in err and model in err
+    assert tiny(model=model, dropout=0).dropout == 0  # off: nothing asked for
+    assert tiny(model="rhn", dropout=0.5).dropout == 0.5
+
+
+def test_a_task_default_dropout_is_off_for_a_model_without_it():
+    from rhn.tasks import TASKS, Task
+
+    adding = TASKS["adding"]
+    fields = {f.name: getattr(adding, f.name) for f in dataclasses.fields(Task)}
+    task = Task(**{**fields, "name": "adding_dropout", "defaults": {"dropout": 0.25}})
+    assert TrainConfig(task=task, model="rhn").dropout == 0.25
+    assert TrainConfig(task=task, model="gru").dropout == 0.0  # what it trains with
+    with pytest.raises(ValueError, match="dropout"):
+        TrainConfig(task=task, model="gru", dropout=0.25)  # asked for: refused
+
+
+def test_a_record_with_a_dropout_its_model_ignored_still_rebuilds(tmp_path):
+    # a checkpoint written before the refusal: a GRU recorded at dropout 0.3
+    out = tmp_path / "old"
+    train(tiny(model="gru", out=str(out)))
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    state["config"]["dropout"] = 0.3
+    state["config"]["forget_bias"] = 1.0
+    torch.save(state, out / "checkpoint.pt")
+    config = filled_config(state["config"])
+    assert (config["dropout"], config["forget_bias"]) == (0.0, None)
+    assert load_model(out).core.hidden_size == 8
+    result = train(tiny(model="gru", out=str(out), steps=4), resume=out)
+    assert result.metrics["steps"] == 4
+
+
+def test_every_shipped_record_rebuilds_and_no_other_model_carries_dropout():
+    from importlib import resources
+
+    folder = resources.files("rhn") / "_data" / "results"
+    checked = 0
+    for path in sorted(folder.iterdir()):
+        if not path.name.endswith(".json"):
+            continue
+        record = json.loads(path.read_text())
+        if not (isinstance(record, dict) and isinstance(record.get("runs"), list)):
+            continue
+        for run in record["runs"]:
+            saved = run.get("config") if isinstance(run, dict) else None
+            if not (isinstance(saved, dict) and "model" in saved):
+                continue
+            if saved["model"] != "rhn":
+                assert not saved.get("dropout"), (path.name, saved)
+            if saved["model"] != "lstm":
+                assert saved.get("forget_bias") is None, (path.name, saved)
+            kept = dict(filled_config(saved), device="cpu", progress=False)
+            TrainConfig(**{k: kept[k] for k in kept if k in TINY_FIELDS})
+            checked += 1
+    assert checked > 50, checked
+
+
+TINY_FIELDS = {f.name for f in dataclasses.fields(TrainConfig)}
+
+
+# --- 3. a forget bias is the LSTM's only ---------------------------------------
+
+
+@pytest.mark.parametrize("model", ["gru", "dtrnn", "rnn", "rhn"])
+def test_a_forget_bias_for_a_model_without_a_forget_gate_is_refused(model, capsys):
+    with pytest.raises(ValueError, match=f"forget_bias=1.0 with model='{model}'"):
+        tiny(model=model, forget_bias=1.0)
+    assert main(["train", *CLI, "--model", model, "--forget-bias", "1"]) == 2
+    assert "forget_bias" in one_error_line(capsys)
+    assert tiny(model="lstm", forget_bias=1.0).forget_bias == 1.0
+
+
+# --- 2. a sweep does not repeat a run over a field its model does not read ------
+
+
+def test_a_sweep_over_dropout_runs_a_gru_once(tmp_path):
+    base = tiny(steps=2)
+    record = sweep(dataclasses.replace(base, model="gru"), {"dropout": [0, 0.5]}, [0])
+    assert len(record["runs"]) == 1
+    assert record["runs"][0]["config"]["dropout"] == 0
+    grid = {"model": ["gru", "rhn"], "dropout": [0.0, 0.3]}
+    record = sweep(base, grid, [0])
+    made = [(r["config"]["model"], r["config"]["dropout"]) for r in record["runs"]]
+    assert made == [("gru", 0.0), ("rhn", 0.0), ("rhn", 0.3)]
+
+
+def test_a_sweep_base_dropout_is_off_for_its_other_models(tmp_path):
+    out = tmp_path / "s.json"
+    argv = ["sweep", *SWEEP, "--steps", "2", "--dropout", "0.3", "--out", str(out)]
+    assert main([*argv, "--grid", "model=gru,rhn"]) == 0
+    runs = load_sweep(out)["runs"]
+    made = [(r["config"]["model"], r["config"]["dropout"]) for r in runs]
+    assert made == [("gru", 0.0), ("rhn", 0.3)]
