@@ -123,3 +123,31 @@ def test_a_sweep_base_dropout_is_off_for_its_other_models(tmp_path):
     runs = load_sweep(out)["runs"]
     made = [(r["config"]["model"], r["config"]["dropout"]) for r in runs]
     assert made == [("gru", 0.0), ("rhn", 0.3)]
+
+
+# --- 4. a checkpoint copied into another run's folder does not take it over ----
+
+
+def test_a_checkpoint_copied_into_another_runs_folder_is_refused(tmp_path, capsys):
+    import shutil
+
+    from tiny_runs import contents
+
+    a, b = tmp_path / "d43a", tmp_path / "d43b"
+    assert main(["train", *CLI, "--out", str(a)]) == 0
+    assert main(["train", *CLI, "--seed", "1", "--out", str(b)]) == 0
+    ids = [json.loads((d / "run.json").read_text())["run_id"] for d in (a, b)]
+    shutil.copy(a / "checkpoint.pt", b / "checkpoint.pt")
+    before = contents(b)
+    capsys.readouterr()
+    assert main(["train", "--resume", str(b), "--steps", "5", "--no-progress"]) == 2
+    err = one_error_line(capsys)
+    assert str(b) in err and ids[0] in err and ids[1] in err and "--out" in err
+    assert contents(b) == before  # the seed-1 run's records are kept
+    with pytest.raises(ValueError, match=ids[1]):
+        train(tiny(out=str(b), steps=5), resume=b)
+    # a whole copy (cp -r) is still a run of its own, as before
+    c = tmp_path / "copy"
+    shutil.copytree(a, c)
+    assert main(["train", "--resume", str(c), "--steps", "5", "--no-progress"]) == 0
+    assert json.loads((c / "run.json").read_text())["parent"]["run_id"] == ids[0]

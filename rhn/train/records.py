@@ -564,6 +564,60 @@ def identity(
     return new_run_id(), parent, True
 
 
+def check_not_foreign(
+    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
+) -> None:
+    """Refuse to resume ``out``'s own ``checkpoint.pt`` when the folder's
+    records belong to another run than the checkpoint (a checkpoint copied in
+    from another run's folder): continuing would replace that run's
+    ``metrics.json`` and ``run.json`` with a branch of the checkpoint's run.
+
+    The folder's ``metrics.json`` must name the checkpoint's run, and its
+    ``run.json`` that run or a run branched from it (a copy of a folder that
+    was claimed but had not yet written its first checkpoint).
+    """
+    if out is None or state is None or resume_path is None:
+        return
+    if not same_file(resume_path, out / CHECKPOINT_NAME):
+        return
+    run_id = state.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return  # a checkpoint older than run ids
+    found: dict[str, str] = {}
+    try:
+        marker = _marker(out) or {}
+    except (OSError, ValueError):
+        marker = {}
+    parent = marker.get("parent")
+    parent_id = parent.get("run_id") if isinstance(parent, dict) else None
+    if isinstance(marker.get("run_id"), str) and run_id not in (
+        marker["run_id"],
+        parent_id,
+    ):
+        found[MARKER_NAME] = marker["run_id"]
+    try:
+        record = _io.read_json(out / METRICS_NAME, name="out")
+    except (OSError, ValueError):
+        record = None
+    run = record.get("run") if isinstance(record, dict) else None
+    other = run.get("id") if isinstance(run, dict) else None
+    if isinstance(other, str) and other != run_id:
+        found[METRICS_NAME] = other
+    if not found:
+        return
+    others = sorted(set(found.values()))
+    paths = state.get("paths")
+    came = paths.get("out") if isinstance(paths, dict) else None
+    where = f", written in {_io.short(came)!r}" if isinstance(came, str) else ""
+    raise ValueError(
+        f"resume: {_io.short(out / CHECKPOINT_NAME)!r} is a checkpoint of run "
+        f"{run_id}{where}, but {_io.short(out)!r} holds run {' and '.join(others)} "
+        f"({', '.join(sorted(found))}): resuming it there would replace that run's "
+        f"records; move the checkpoint into a folder of its own and resume it "
+        f"there (or --resume it with another --out for a branch)"
+    )
+
+
 def copied_from(out: Path, state: dict[str, Any]) -> Path | None:
     """The run folder ``out`` is a copy of (``cp -r r1 cpy``), or ``None``.
 

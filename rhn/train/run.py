@@ -176,6 +176,8 @@ def train(
             resume_path = resume_path / records.CHECKPOINT_NAME
     loggers = _loggers(config, loggers)
     out = None if config.out is None else Path(config.out)
+    # a checkpoint copied into another run's folder must not take it over
+    records.check_not_foreign(out, state, resume_path)
     # the run's identity: the checkpoint's when it goes on in its own folder,
     # else a new one (a fresh run, or a branch, which names its parent)
     run_id, parent, branch = records.identity(out, state, resume_path)
