@@ -282,6 +282,17 @@ def _resolve_task(task: str) -> object:
     return task_from_spec(task)
 
 
+def _default_out(task: str, model: object) -> str:
+    """``runs/<task>-<model>``, the folder of a run given no ``--out``: an own
+    task's name may hold anything, so path separators, control characters
+    and leading dots become ``_`` and the folder stays inside ``runs/``."""
+    import re
+
+    name = re.sub(r"[\x00-\x1f\x7f/\\]+", "_", f"{task}-{model}")
+    name = re.sub(r"^[.\s]+", "_", name)
+    return f"runs/{name}"
+
+
 def _flag(field: str) -> str:
     return "--" + field.replace("_", "-")
 
@@ -404,7 +415,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         task = "adding" if task is None else task
         task_obj = _resolve_task(task)
         name = task_obj if isinstance(task_obj, str) else task_obj.name
-        args.setdefault("out", f"runs/{name}-{args.get('model', 'rhn')}")
+        args.setdefault("out", _default_out(name, args.get("model", "rhn")))
         config = TrainConfig.for_task(task_obj, **args)
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)

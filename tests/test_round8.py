@@ -151,3 +151,27 @@ def test_a_checkpoint_copied_into_another_runs_folder_is_refused(tmp_path, capsy
     shutil.copytree(a, c)
     assert main(["train", "--resume", str(c), "--steps", "5", "--no-progress"]) == 0
     assert json.loads((c / "run.json").read_text())["parent"]["run_id"] == ids[0]
+
+
+# --- 6. the default folder of an own task stays inside runs/ -------------------
+
+
+def test_an_own_task_name_with_separators_makes_a_folder_inside_runs(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "evilmod.py").write_text(
+        "import dataclasses\n"
+        "from rhn.tasks import TASKS\n"
+        "def make():\n"
+        "    return dataclasses.replace(TASKS['adding'], name='../../evil\\nname')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    assert main(["train", *CLI[2:], "--task", "evilmod:make"]) == 0
+    made = [p for p in (work / "runs").iterdir()]
+    assert len(made) == 1 and (made[0] / "checkpoint.pt").is_file(), made
+    assert "\n" not in made[0].name and made[0].name.endswith("-rhn")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "evilmod.py"]
+    assert sorted(p.name for p in work.iterdir()) == ["runs"]
