@@ -409,6 +409,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     task = args.pop("task", None)
     if "num_params" in args:
         args["hidden_size"] = None
+    made: list[typing.Any] = []
     try:
         if resume is not None:  # options left out: the run's own
             task, args = _recorded_options(resume, task, args)
@@ -417,9 +418,11 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         name = task_obj if isinstance(task_obj, str) else task_obj.name
         args.setdefault("out", _default_out(name, args.get("model", "rhn")))
         config = TrainConfig.for_task(task_obj, **args)
+        made = _cli.missing_dirs(config.out)  # removed again if refused
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)
     except (TypeError, ValueError, FileNotFoundError) as err:
+        _cli.remove_made(made)  # a folder this call made and left empty
         # what the run kept: a checkpoint of the steps done, the old run back
         return _cli.fail(prog, "; ".join([str(err), *getattr(err, "__notes__", [])]))
     except FloatingPointError as err:  # before Exception, which it is too

@@ -55,6 +55,12 @@ def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and not path.strip():
         raise ValueError(f"{name} must be a directory name, got {path!r}")
     path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise ValueError(
+            f"{name} must be a directory, got {_io.short(path)!r}, a dangling "
+            f"symlink (to {_io.short(os.readlink(path))!r}, which does not exist); "
+            f"create its target or give another {name}"
+        )
     try:
         if path.exists() and not path.is_dir():
             raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
@@ -71,6 +77,29 @@ def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
             f"{_io.short(path)!r} ({reason})"
         ) from err
     return path
+
+
+def missing_dirs(path: str | os.PathLike[str]) -> list[Path]:
+    """The directories of ``path`` (itself included) that do not exist yet,
+    outermost first: what :func:`writable_dir` would create, and what
+    :func:`remove_made` removes again after a refusal."""
+    missing: list[Path] = []
+    current = Path(os.path.abspath(path))
+    while not os.path.lexists(current) and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    return missing[::-1]
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the directories of ``made`` (from :func:`missing_dirs`) that are
+    still empty, innermost first: a refused command leaves no folder behind
+    that it created, and never one holding anything."""
+    for path in reversed(made):
+        try:
+            path.rmdir()  # only an empty directory
+        except OSError:
+            return
 
 
 def writable_file(name: str, path: str | os.PathLike[str]) -> Path:

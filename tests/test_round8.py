@@ -175,3 +175,34 @@ def test_an_own_task_name_with_separators_makes_a_folder_inside_runs(
     assert "\n" not in made[0].name and made[0].name.endswith("-rhn")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "evilmod.py"]
     assert sorted(p.name for p in work.iterdir()) == ["runs"]
+
+
+# --- 7. a refused run leaves no empty folder behind ---------------------------
+
+
+def test_a_refused_run_leaves_no_folder_it_made(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t85.csv").symlink_to(tmp_path / "gone" / "t85.csv")
+    (tmp_path / "logdir").mkdir()
+    cases = {
+        "t85": "t85.csv",  # a dangling symlink
+        "t86/deeper": "logdir",  # a directory
+        "t89": "t89",  # the out folder itself
+        "t90": "/dev/null",
+    }
+    for out, log in cases.items():
+        assert main(["train", *CLI, "--out", out, "--log-csv", log]) == 2, out
+        one_error_line(capsys)
+        assert not (tmp_path / out.split("/")[0]).exists(), out
+    # a folder that was there before is kept, empty or not
+    (tmp_path / "mine").mkdir()
+    assert main(["train", *CLI, "--out", "mine", "--log-csv", "logdir"]) == 2
+    assert (tmp_path / "mine").is_dir()
+
+
+def test_a_dangling_out_symlink_is_named_as_such(tmp_path, capsys):
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "nowhere")
+    assert main(["train", *CLI, "--out", str(link)]) == 2
+    err = one_error_line(capsys)
+    assert "dangling symlink" in err and "--out" in err and "File exists" not in err
