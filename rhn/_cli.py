@@ -55,13 +55,13 @@ def writable_dir(name: str, path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and not path.strip():
         raise ValueError(f"{name} must be a directory name, got {path!r}")
     path = Path(path)
-    if path.is_symlink() and not path.exists():
-        raise ValueError(
-            f"{name} must be a directory, got {_io.short(path)!r}, a dangling "
-            f"symlink (to {_io.short(os.readlink(path))!r}, which does not exist); "
-            f"create its target or give another {name}"
-        )
     try:
+        if path.is_symlink() and not path.exists():
+            raise ValueError(
+                f"{name} must be a directory, got {_io.short(path)!r}, a dangling "
+                f"symlink (to {_io.short(os.readlink(path))!r}, which does not "
+                f"exist); create its target or give another {name}"
+            )
         if path.exists() and not path.is_dir():
             raise ValueError(f"{name} must be a directory, got the file {str(path)!r}")
         path.mkdir(parents=True, exist_ok=True)

@@ -245,6 +245,33 @@ def _resumable(
     return old
 
 
+def _recorded_order(
+    path: Path, grid: dict[str, list[Any]], seeds: list[int]
+) -> tuple[dict[str, list[Any]], list[int]]:
+    """``grid`` and ``seeds`` in the order of the interrupted sweep in ``path``
+    when they hold the same fields, values and seeds in another order (the
+    runs it finished are the start of that order); else as given, for
+    :func:`_resumable` to refuse."""
+    try:
+        old = load_sweep(path, allow_incomplete=True)["call"]
+        old_grid, old_seeds = dict(old["grid"]), list(old["seeds"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return grid, seeds
+
+    def stored(value: Any) -> str:  # a value as the record stores it
+        return json.dumps(json.loads(json.dumps(value, default=repr)), sort_keys=True)
+
+    mine = {k: {stored(v): v for v in values} for k, values in grid.items()}
+    theirs = {k: [stored(v) for v in values] for k, values in old_grid.items()}
+    if set(mine) != set(theirs) or any(
+        sorted(mine[k]) != sorted(theirs[k]) for k in mine
+    ):
+        return grid, seeds
+    if sorted(seeds) != sorted(old_seeds):
+        return grid, seeds
+    return {k: [mine[k][v] for v in theirs[k]] for k in theirs}, old_seeds
+
+
 def _write(record: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # whole or not at all: a reader (or a kill) never sees half a file; strict
@@ -398,6 +425,8 @@ def _sweep(
             f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "
             "replace it"
         )
+    if resume:  # the same grid and seeds in another order: the record's order
+        grid, seeds = _recorded_order(path, grid, seeds)  # type: ignore[arg-type]
     settings = _settings(base, grid)
     # Build every config first, so that a bad value fails before any training.
     plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]

@@ -206,3 +206,56 @@ def test_a_dangling_out_symlink_is_named_as_such(tmp_path, capsys):
     assert main(["train", *CLI, "--out", str(link)]) == 2
     err = one_error_line(capsys)
     assert "dangling symlink" in err and "--out" in err and "File exists" not in err
+
+
+# --- 8. a sweep resumes with its grid and seeds given in another order ---------
+
+
+def interrupted_sweep(out, monkeypatch, grid, seeds, after=2):
+    from rhn import experiments
+
+    real, calls = experiments.train, []
+
+    def stop(config, **kwargs):
+        calls.append(config)
+        if len(calls) > after:
+            raise KeyboardInterrupt
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(experiments, "train", stop)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(tiny(steps=2), grid, seeds, out=out)
+    monkeypatch.setattr(experiments, "train", real)
+
+
+def test_a_sweep_resumes_with_the_grid_in_another_order(tmp_path, monkeypatch):
+    out = tmp_path / "s.json"
+    interrupted_sweep(out, monkeypatch, {"depth": [1, 2]}, [0, 1])
+    done = [
+        (r["setting"], r["seed"])
+        for r in load_sweep(out, allow_incomplete=True)["runs"]
+    ]
+    record = sweep(tiny(steps=2), {"depth": [2, 1]}, [1, 0], out=out, resume=True)
+    made = [(r["setting"]["depth"], r["seed"]) for r in record["runs"]]
+    assert made == [(1, 0), (1, 1), (2, 0), (2, 1)]  # each once, in the record's order
+    assert [(r["setting"], r["seed"]) for r in record["runs"][:2]] == done
+    # a different grid is still refused
+    out2 = tmp_path / "t.json"
+    interrupted_sweep(out2, monkeypatch, {"depth": [1, 2]}, [0, 1])
+    with pytest.raises(ValueError, match="grid"):
+        sweep(tiny(steps=2), {"depth": [1, 3]}, [0, 1], out=out2, resume=True)
+    with pytest.raises(ValueError, match="seeds"):
+        sweep(tiny(steps=2), {"depth": [2, 1]}, [0, 2], out=out2, resume=True)
+
+
+def test_the_sweep_command_resumes_with_the_grid_in_another_order(
+    tmp_path, monkeypatch
+):
+    out = tmp_path / "s.json"
+    interrupted_sweep(out, monkeypatch, {"depth": [1, 2]}, [0, 1])
+    options = list(CLI)
+    options[options.index("--steps") + 1] = "2"  # as tiny(steps=2)
+    args = ["sweep", *options]
+    args += ["--grid", "depth=2,1", "--seeds", "1,0", "--out", str(out), "--resume"]
+    assert main(args) != 2  # 1 only when a two-step run ended far above baseline
+    assert len(load_sweep(out)["runs"]) == 4
