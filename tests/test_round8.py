@@ -259,3 +259,58 @@ def test_the_sweep_command_resumes_with_the_grid_in_another_order(
     args += ["--grid", "depth=2,1", "--seeds", "1,0", "--out", str(out), "--resume"]
     assert main(args) != 2  # 1 only when a two-step run ended far above baseline
     assert len(load_sweep(out)["runs"]) == 4
+
+
+# --- 5. a run folder moved or removed while the run trains ---------------------
+
+
+def run_that_loses_its_folder(tmp_path, lose):
+    import shutil
+
+    out = tmp_path / "m1"
+    config = tiny(
+        out=str(out), steps=6, checkpoint_every=2, log_csv=str(out / "log.csv")
+    )
+
+    def at_step_3(event):
+        if event["step"] == 3:
+            lose(out, shutil)
+
+    with pytest.raises(ValueError, match="moved or removed") as caught:
+        train(config, callback=at_step_3)
+    assert "step 4" in str(caught.value) and "--resume" in str(caught.value)
+    return out, config
+
+
+def step_of(folder):
+    return torch.load(folder / "checkpoint.pt", weights_only=False)["step"]
+
+
+def test_a_folder_moved_mid_run_stops_it_and_never_makes_two_of_one_run(tmp_path):
+    moved = tmp_path / "m1moved"
+    out, config = run_that_loses_its_folder(
+        tmp_path, lambda out, shutil: shutil.move(out, moved)
+    )
+    assert step_of(out) == 4 and step_of(moved) == 2
+    own_id = json.loads((out / "run.json").read_text())["run_id"]
+    assert json.loads((moved / "run.json").read_text())["run_id"] == own_id
+    # the moved folder resumes as a copy: a run id of its own
+    with pytest.warns(UserWarning, match="folder moved while it trained"):
+        branch = train(
+            dataclasses.replace(config, out=str(moved), log_csv=None), resume=moved
+        )
+    moved_id = json.loads((moved / "run.json").read_text())
+    assert moved_id["run_id"] != own_id and moved_id["parent"]["run_id"] == own_id
+    assert branch.metrics["steps"] == 6
+    # and the folder the run recreated goes on as the run itself
+    train(dataclasses.replace(config, log_csv=None), resume=out)
+    assert json.loads((out / "run.json").read_text())["run_id"] == own_id
+
+
+def test_a_folder_removed_mid_run_is_written_again_whole(tmp_path, capsys):
+    out, config = run_that_loses_its_folder(
+        tmp_path, lambda out, shutil: shutil.rmtree(out)
+    )
+    assert step_of(out) == 4 and (out / "run.json").is_file()
+    result = train(dataclasses.replace(config, log_csv=None), resume=out)
+    assert result.metrics["steps"] == 6

@@ -331,6 +331,10 @@ def _holder_alive(info: dict[str, Any], host: str) -> bool:
     return not (start and _process_start(pid) and start != _process_start(pid))
 
 
+# the tokens of the locks this process holds now (FolderLock.info["token"])
+_HELD_TOKENS: set[str] = set()
+
+
 class FolderLock:
     """``out/run.lock`` while a run writes into ``out`` (or ``path`` itself for
     the lock of a single file, such as a sweep's record).
@@ -368,18 +372,21 @@ class FolderLock:
         }
         self.held = False
         self.aside: Path | None = None  # the files of a run overwrite replaces
+        self.marker: dict[str, Any] | None = None  # the run.json it wrote
 
     def acquire(self) -> FolderLock:
         for _ in range(5):  # a stale lock removed, then another try
             if self._create():
                 self.held = True
+                _HELD_TOKENS.add(self.info["token"])
                 return self
             other = self._read()
             if other is None:
                 continue  # vanished between the two calls: try again
-            if not _holder_alive(other, self.info["host"]):
+            if not _holder_alive(other, self.info["host"]) or self._let_go(other):
                 if self._take_over(other):
                     self.held = True
+                    _HELD_TOKENS.add(self.info["token"])
                     return self
                 continue
             if other.get("unreadable"):
@@ -401,6 +408,16 @@ class FolderLock:
             f"{self.name}: could not take the lock {_io.short(self.path)!r}"
         )
 
+    def _let_go(self, other: dict[str, Any]) -> bool:
+        """Whether ``other`` is a lock of this process that no lock of it
+        holds any longer: one that moved with its folder while its run
+        trained (the run released it where the folder had been)."""
+        return (
+            other.get("pid") == os.getpid()
+            and other.get("host") == self.info["host"]
+            and other.get("token") not in _HELD_TOKENS
+        )
+
     def _what(self) -> Path:
         """What the lock guards: the file given as ``guards``, else the run
         folder of ``run.lock``."""
@@ -415,9 +432,14 @@ class FolderLock:
         with _directory_locked(self.path.parent):
             if self._read() != stale:  # another process took it over first
                 return False
+            why = (
+                "this process, which let it go (its folder moved while it trained)"
+                if self._let_go(stale)
+                else f"process {stale.get('pid')}, which no longer runs"
+            )
             warnings.warn(
                 f"{self.name}: removing the stale lock {_io.short(self.path)!r} of "
-                f"process {stale.get('pid')}, which no longer runs",
+                f"{why}",
                 stacklevel=4,
             )
             self.path.unlink(missing_ok=True)
@@ -466,6 +488,7 @@ class FolderLock:
     def release(self) -> None:
         if self.held:
             self.held = False
+            _HELD_TOKENS.discard(self.info["token"])
             if self._read() == self.info:  # never remove another run's lock
                 self.path.unlink(missing_ok=True)
 
@@ -756,10 +779,33 @@ def claim_folder(
         if parent is not None:
             marker["parent"] = parent
         _io.write_json(out / MARKER_NAME, marker, name="out", indent=1)
+        lock.marker = marker
     except BaseException:
         lock.release()
         raise
     return lock
+
+
+def still_claimed(out: Path, lock: FolderLock | None) -> bool:
+    """Whether ``out`` still holds the ``run.json`` that ``lock``'s claim
+    wrote: ``False`` once the folder was moved or removed (or its run.json
+    replaced) while the run trained."""
+    if lock is None or lock.marker is None:
+        return True  # not claimed by this process: nothing to compare
+    try:
+        marker = _marker(out)
+    except (OSError, ValueError):
+        return False
+    return isinstance(marker, dict) and marker.get("run_id") == lock.marker["run_id"]
+
+
+def reclaim(out: Path, lock: FolderLock) -> None:
+    """Write the run's ``run.json`` into ``out`` again (after the folder was
+    moved or removed): the folder holds a complete run, and a moved copy of
+    it, whose checkpoint names this folder, resumes under a run id of its own
+    (:func:`copied_from`)."""
+    if lock.marker is not None:
+        _io.write_json(out / MARKER_NAME, lock.marker, name="out", indent=1)
 
 
 ASIDE_PREFIX = ".rhn-replaced-"

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,11 @@ from .model import check_memory, evaluate, make_model
 from .model import loss as task_loss
 
 __all__ = ["TrainResult", "train", "TrainingInterrupted", "DIVERGED_FACTOR"]
+
+
+class FolderMoved(ValueError):
+    """The run's ``out`` folder was moved or removed while it trained: the run
+    stopped after writing the folder again whole (checkpoint and run.json)."""
 
 
 @dataclass
@@ -678,9 +684,18 @@ class _Run:
             out["test_loss"] = scores["test_loss"]
         return out
 
-    def save_checkpoint(self) -> None:
-        """Write everything a resumed run needs to ``out/checkpoint.pt``."""
+    def save_checkpoint(self, stop_if_moved: bool = True) -> None:
+        """Write everything a resumed run needs to ``out/checkpoint.pt``.
+
+        When ``out`` was moved or removed while the run trained (its
+        ``run.json`` is gone, or another run's), the folder is written again
+        whole (the checkpoint and the run's ``run.json``) and, with
+        ``stop_if_moved``, the run stops with :class:`FolderMoved`: its log
+        may have moved with the old folder, and two folders must not go on
+        as one run (the moved one resumes as a copy, under an id of its own).
+        """
         out = Path(self.config.out)
+        moved = not records.still_claimed(out, self.lock)
         out.mkdir(parents=True, exist_ok=True)
         self.segments[-1]["to_step"] = self.step
         state = {
@@ -704,6 +719,20 @@ class _Run:
         }
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
         records.drop_aside(self.lock)  # the run replaced by overwrite goes now
+        if moved:
+            records.reclaim(out, self.lock)  # type: ignore[arg-type]
+            message = (
+                f"out: {str(out)!r} was moved or removed while this run trained (its "
+                f"run.json was gone at step {self.step}); the checkpoint of step "
+                f"{self.step} and the run's run.json are in {str(out)!r} again"
+            )
+            if stop_if_moved:
+                raise FolderMoved(
+                    f"{message}: the run stopped; resume it with --resume {out} "
+                    "(a moved copy of the folder holds an older checkpoint and "
+                    "resumes as a run of its own)"
+                )
+            warnings.warn(message, stacklevel=2)
 
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
@@ -797,8 +826,11 @@ class _Run:
             del self.history["train_loss"][self.step :]
         if self.config.out is None or self.step <= self.segments[-1]["from_step"]:
             return
+        if isinstance(err, FolderMoved):  # its checkpoint is written, and said
+            err.checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME  # type: ignore[attr-defined]
+            return
         try:
-            self.save_checkpoint()
+            self.save_checkpoint(stop_if_moved=False)
         except Exception as other:  # the disk that failed the log, say
             err.add_note(f"no checkpoint could be written ({_io.one_line(other)})")
             return
@@ -813,7 +845,7 @@ class _Run:
         """Checkpoint the run stopped by a signal; the exception to raise."""
         checkpoint = None
         if self.config.out is not None:
-            self.save_checkpoint()
+            self.save_checkpoint(stop_if_moved=False)
             checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME
         return TrainingInterrupted(self.signal, self.step, checkpoint)
 
@@ -913,7 +945,8 @@ class _Run:
             self.evaluate()  # stopped early between evaluations
         self.model.eval()
         if self.config.out is not None:
-            self.save_checkpoint()  # to resume from: the last weights (and the best)
+            # to resume from: the last weights (and the best)
+            self.save_checkpoint(stop_if_moved=False)
         if self.best is not None:  # early stopping: back to the best weights
             self.model.load_state_dict(self.best["model"])
         metrics = {**self.metrics(), **self.held_out_metrics()}
