@@ -131,7 +131,9 @@ def _check_seeds(seeds: object) -> list[int]:
         raise TypeError(
             f"seeds must be a list of ints >= 0, got {type(seeds).__name__} {seeds!r}"
         )
-    checked = [_checks.positive_int("seeds[]", s, minimum=0) for s in seeds]
+    checked = [
+        _checks.positive_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)
+    ]
     if not checked:
         raise ValueError("seeds must hold at least one seed, got []")
     if len(set(checked)) != len(checked):

@@ -66,6 +66,20 @@ def _tensors(name: str, value: object) -> tuple[torch.Tensor, torch.Tensor, Any]
             f"(inputs, targets, mask), got {_what(value)}"
         )
     mask = value[2] if len(value) == 3 else None
+    for what, t in zip(("inputs", "targets", "mask"), value, strict=False):
+        if not isinstance(t, torch.Tensor):
+            continue  # a mask of another kind: its own check names it
+        what = what if name == "inputs, targets" else f"{name}: the {what}"
+        if t.layout != torch.strided:
+            raise ValueError(
+                f"{what} must be a dense tensor, got a {t.layout} "
+                "tensor; make it dense with .to_dense()"
+            )
+        if t.device.type == "meta":
+            raise ValueError(
+                f"{what} are on the meta device (shapes without "
+                "data); give tensors that hold the data, e.g. on the CPU"
+            )
     return value[0], value[1], mask
 
 

@@ -314,3 +314,80 @@ def test_a_folder_removed_mid_run_is_written_again_whole(tmp_path, capsys):
     assert step_of(out) == 4 and (out / "run.json").is_file()
     result = train(dataclasses.replace(config, log_csv=None), resume=out)
     assert result.metrics["steps"] == 6
+
+
+# --- 9. errors that name what is wrong, in one line ----------------------------
+
+
+def test_sparse_and_meta_tensors_are_one_line_errors():
+    from rhn.owntasks import tensor_task
+
+    x, y = torch.randn(6, 40, 1), torch.randn(40)
+    with pytest.raises(ValueError, match="inputs must be a dense tensor") as caught:
+        tensor_task(x.to_sparse(), y)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ValueError, match="inputs are on the meta device"):
+        tensor_task(x.to("meta"), y)
+    with pytest.raises(ValueError, match="valid: the targets must be a dense"):
+        tensor_task(x, y, valid=(x, y.to_sparse()))
+
+
+def adding_with(**changes):
+    from rhn.tasks import TASKS
+
+    return dataclasses.replace(TASKS["adding"], name="mine", **changes)
+
+
+def test_a_float64_generate_and_a_str_baseline_name_the_task():
+    from rhn.tasks import TASKS
+
+    def float64(n, t, **kwargs):
+        x, y = TASKS["adding"].generate(n, t, **kwargs)
+        return x.double(), y.double()
+
+    with pytest.raises(TypeError, match="task 'mine': its generate returned"):
+        train(tiny(task=adding_with(generate=float64)))
+    with pytest.raises(TypeError, match=r"task 'mine': its baseline\(6\) must"):
+        train(tiny(task=adding_with(baseline=lambda seq_len: "low")))
+
+
+def test_log_and_record_messages_say_what_the_file_is(tmp_path, capsys):
+    record, log = tmp_path / "s.json", tmp_path / "log.csv"
+    assert main(["sweep", *SWEEP, "--out", str(record)]) in (0, 1)
+    first = record.read_text().splitlines()[0][:20]
+    capsys.readouterr()
+    assert (
+        main(["train", *CLI, "--out", str(tmp_path / "r"), "--log-csv", str(record)])
+        == 2
+    )
+    assert repr(first)[:-1] in one_error_line(capsys)  # the line as it is
+    assert (
+        main(["train", *CLI, "--out", str(tmp_path / "r1"), "--log-csv", str(log)]) == 0
+    )
+    capsys.readouterr()
+    assert main(["sweep", *SWEEP, "--out", str(log), "--overwrite"]) == 2
+    assert "it is a training log" in one_error_line(capsys)
+    # a log holding its header alone has no rows to lose: a fresh run takes it
+    header = tmp_path / "header.csv"
+    header.write_text(log.read_text().splitlines()[0] + "\n")
+    assert (
+        main(["train", *CLI, "--out", str(tmp_path / "r2"), "--log-csv", str(header)])
+        == 0
+    )
+    assert len(header.read_text().splitlines()) == 4  # the header and 3 steps
+
+
+def test_a_directory_named_checkpoint_pt_is_named_as_such(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["train", *CLI, "--out", str(out)]) == 0
+    (out / "checkpoint.pt").unlink()
+    (out / "checkpoint.pt").mkdir()
+    capsys.readouterr()
+    assert main(["train", *CLI, "--out", str(out), "--overwrite"]) == 2
+    err = one_error_line(capsys)
+    assert "checkpoint.pt' is a directory" in err and "move it away" in err
+
+
+def test_a_bad_seed_is_named_by_its_index(capsys):
+    assert main(["sweep", *SWEEP[:-2], "--seeds", "0,-1", "--out", "x.json"]) == 2
+    assert "seeds[1] must be" in one_error_line(capsys)

@@ -141,6 +141,7 @@ class CSVLogger(Logger):
                 first = f.readline()
                 if not first.strip():
                     return None
+                self._first_line = first.rstrip("\r\n")  # for a message, as is
                 header = next(csv.reader([first]))
                 rest = f.read()
             if rest and not rest.endswith("\n"):  # a row cut short (a full disk)
@@ -225,11 +226,14 @@ class CSVLogger(Logger):
         if header != columns and not legacy:
             raise ValueError(
                 f"log_csv: {self._where()!r} is not a training log of this run's "
-                f"kind (its first line is {_io.short(','.join(header), 60)!r}, "
+                f"kind (its first line is {_io.short(self._first_line, 60)!r}, "
                 f"the header would be {','.join(columns)!r}); it is never "
                 "replaced or appended to: give another path"
             )
         if not info["resumed"]:
+            if not body and not info["overwrite"]:  # a header alone: no rows lost
+                self._fresh = True
+                return
             if not info["overwrite"]:
                 raise ValueError(
                     f"log_csv: {self._where()!r} already holds rows of another "

@@ -720,6 +720,7 @@ def claim_folder(
         # every file the run will write, checked before anything is removed:
         # a directory named metrics.json must not cost the checkpoint
         for name in (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME):
+            _check_run_file(out / name)
             _io.check_writable(out / name, "out")
         same = _continues(out, resume_state, resume_path)
         if resume_state is not None and same == branch:  # decided before the lock
@@ -806,6 +807,22 @@ def reclaim(out: Path, lock: FolderLock) -> None:
     (:func:`copied_from`)."""
     if lock.marker is not None:
         _io.write_json(out / MARKER_NAME, lock.marker, name="out", indent=1)
+
+
+def _check_run_file(path: Path) -> None:
+    """Refuse a run file's name (``checkpoint.pt``, ...) held by something
+    that is not a regular file, a directory say: the run cannot write it, and
+    ``overwrite`` never removes it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing (or unreadable: check_writable says why)
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"out: {_io.short(path)!r} is a {_io._kind(mode)}, where the run keeps "
+            f"its {path.name}; rhn never replaces it, not even with --overwrite: "
+            "move it away, or give another out"
+        )
 
 
 ASIDE_PREFIX = ".rhn-replaced-"
@@ -1094,6 +1111,17 @@ def record_kind(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def _is_training_log(path: Path) -> bool:
+    """Whether ``path`` starts with the header of a training log
+    (:class:`rhn.train.CSVLogger`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.startswith("segment,step,train_loss,")
+
+
 def check_record_out(
     path: str | os.PathLike[str],
     overwrite: bool,
@@ -1120,6 +1148,8 @@ def check_record_out(
     found = record_kind(real)
     if found != kind:
         what = "a file no writer of rhn made" if found is None else _RECORD_WHAT[found]
+        if found is None and _is_training_log(real):
+            what = "a training log (a CSV that train --log-csv wrote)"
         raise ValueError(
             f"{name}: {_io.short(path)!r} is not {_RECORD_WHAT[kind]}, it is {what}; "
             f"overwrite replaces only a {kind} record: give another path, or delete it"

@@ -346,8 +346,10 @@ class _Run:
             device=self.device,
             **held_out,
         )
+        _check_generated(self.task, self.test_data, self.model)
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
+        self.baseline = _checked_baseline(self.task, config.seq_len)
         lr: float | torch.Tensor = config.lr
         self.use_graph = self._use_graph()
         capturable = self.use_graph and self.device.type == "cuda"
@@ -555,6 +557,8 @@ class _Run:
             device=self.device,
         )
         mask = rest[0] if rest else None
+        if x.dtype != self.test_data[0].dtype:
+            _check_generated(self.task, (x, y, *rest), self.model)
         if self.use_graph and mask is not None:
             raise ValueError(
                 f"task {self.task.name!r}: a training batch carries a mask but its "
@@ -877,7 +881,7 @@ class _Run:
         """The summary of the run as it stands (written to ``metrics.json``)."""
         history = self.history
         test_loss = history["test_loss"][-1] if history["test_loss"] else None
-        baseline = self.task.baseline(self.config.seq_len)
+        baseline = self.baseline
         diverged = diverged or (
             test_loss is not None
             and not (
@@ -953,6 +957,43 @@ class _Run:
         if self.config.out is not None:
             self._write_metrics(metrics)
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
+
+
+def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
+    """Refuse a batch of ``task.generate`` that the model cannot take: not
+    ``(inputs, targets)`` or ``(inputs, targets, mask)`` tensors, or inputs of
+    another dtype than the model's weights (float64 from numpy, say)."""
+    if (
+        not isinstance(batch, (tuple, list))
+        or len(batch) not in (2, 3)
+        or not all(isinstance(t, torch.Tensor) for t in batch[:2])
+    ):
+        raise TypeError(
+            f"task {task.name!r}: its generate must return (inputs, targets) or "
+            f"(inputs, targets, mask) tensors, got {type(batch).__name__}"
+        )
+    dtype = next(model.parameters()).dtype
+    if batch[0].dtype != dtype:
+        raise TypeError(
+            f"task {task.name!r}: its generate returned inputs of dtype "
+            f"{batch[0].dtype}, expected {dtype} as the model's weights; return "
+            "x.float() (numpy arrays become float64)"
+        )
+
+
+def _checked_baseline(task: Any, seq_len: int) -> float:
+    """``task.baseline(seq_len)`` as a float; one line naming the task's
+    baseline if it is not a real number."""
+    value = task.baseline(seq_len)
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"task {task.name!r}: its baseline({seq_len}) must return a number "
+            f"(the loss of a memoryless predictor), got {type(value).__name__} "
+            f"{_io.one_line(repr(value))[:60]}"
+        )
+    return float(value)
 
 
 HUGE_DATA = 1e4
