@@ -331,8 +331,8 @@ def _holder_alive(info: dict[str, Any], host: str) -> bool:
     return not (start and _process_start(pid) and start != _process_start(pid))
 
 
-# the tokens of the locks this process holds now (FolderLock.info["token"])
-_HELD_TOKENS: set[str] = set()
+# the tokens of the locks this process has let go (FolderLock.info["token"])
+_RELEASED_TOKENS: set[str] = set()
 
 
 class FolderLock:
@@ -378,7 +378,6 @@ class FolderLock:
         for _ in range(5):  # a stale lock removed, then another try
             if self._create():
                 self.held = True
-                _HELD_TOKENS.add(self.info["token"])
                 return self
             other = self._read()
             if other is None:
@@ -386,7 +385,6 @@ class FolderLock:
             if not _holder_alive(other, self.info["host"]) or self._let_go(other):
                 if self._take_over(other):
                     self.held = True
-                    _HELD_TOKENS.add(self.info["token"])
                     return self
                 continue
             if other.get("unreadable"):
@@ -409,13 +407,13 @@ class FolderLock:
         )
 
     def _let_go(self, other: dict[str, Any]) -> bool:
-        """Whether ``other`` is a lock of this process that no lock of it
-        holds any longer: one that moved with its folder while its run
-        trained (the run released it where the folder had been)."""
+        """Whether ``other`` is a lock that this process took and has let go
+        since: one that moved with its folder while its run trained (the run
+        released it where the folder had been)."""
         return (
             other.get("pid") == os.getpid()
             and other.get("host") == self.info["host"]
-            and other.get("token") not in _HELD_TOKENS
+            and other.get("token") in _RELEASED_TOKENS
         )
 
     def _what(self) -> Path:
@@ -488,7 +486,7 @@ class FolderLock:
     def release(self) -> None:
         if self.held:
             self.held = False
-            _HELD_TOKENS.discard(self.info["token"])
+            _RELEASED_TOKENS.add(self.info["token"])
             if self._read() == self.info:  # never remove another run's lock
                 self.path.unlink(missing_ok=True)
 
