@@ -25,6 +25,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
 import numpy as np
 import torch
 from cycler import cycler
@@ -594,9 +595,9 @@ def plot_discs(
             them is about 70% opaque and one covered by a single disc is still
             visible; the outlines are drawn more opaque, so every disc shows.
         unit_circle: draw the unit circle (default ``True``).
-        annotate: write the spectral radius :math:`\rho = \max |\lambda|` in a
-            corner, and a note when discs are cut by the view (default
-            ``True``).
+        annotate: write the spectral radius :math:`\rho = \max |\lambda|`, and
+            a note when discs are cut by the view, above the axes and under
+            the title, where they cover no disc (default ``True``).
         legend: draw a legend (default ``True``).
         view: fixed limits: a half-width ``L`` for the square
             :math:`[-L, L]^2`, or ``(xmin, xmax, ymin, ymax)``. Widgets pass
@@ -719,27 +720,31 @@ def plot_discs(
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("Re")
     ax.set_ylabel("Im")
+    lines = []
+    if annotate and eigs is not None and eigs.size:
+        lines.append(rf"$\rho = {np.abs(eigs).max():.3g}$")
+    if annotate and clipped:
+        reach = float((np.abs(c) + r).max())
+        lines.append(f"discs reach |z| = {reach:.3g} (cut)")
+    pad = matplotlib.rcParams["axes.titlepad"]
+    if lines:
+        # above the frame, under the title: inside the axes, a corner note
+        # covered the tops of the discs (a phone's narrower drawing keeps the
+        # text's size and shrinks the axes, so any corner could be taken)
+        note = ax.annotate(
+            "\n".join(lines),
+            xy=(0.5, 1.0),
+            xycoords="axes fraction",
+            xytext=(0, 3),
+            textcoords="offset points",
+            va="bottom",
+            ha="center",
+            fontsize="small",
+            zorder=4,
+        )
+        pad += 3 + 1.25 * note.get_fontsize() * len(lines)
     if title is not None:
-        ax.set_title(title)
-    if annotate:
-        lines = []
-        if eigs is not None and eigs.size:
-            lines.append(rf"$\rho = {np.abs(eigs).max():.3g}$")
-        if clipped:
-            reach = float((np.abs(c) + r).max())
-            lines.append(f"discs reach |z| = {reach:.3g} (cut)")
-        if lines:
-            ax.text(
-                0.03,
-                0.97,
-                "\n".join(lines),
-                transform=ax.transAxes,
-                va="top",
-                ha="left",
-                fontsize="small",
-                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"},
-                zorder=4,
-            )
+        ax.set_title(title, pad=pad)
     if legend:
         ax.legend(handles=handles, loc="lower right", fontsize="small", framealpha=0.8)
     return ax
