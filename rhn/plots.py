@@ -229,14 +229,19 @@ NARROW_KEY = "rhn:narrow"
 metadata (``{"png": base64, "width": css_pixels}``); the site serves it to
 phones (``_ext/narrow_figures.py``)."""
 
-_PHONE_TEXT_PX = 9.5  # aim a little over 9 px: the tight box can widen a PNG
+PHONE_TEXT_PX = 10.5
+"""The smallest text, in CSS px, of a figure as a phone shows it: a figure
+whose text would be smaller in the phone's column gets a narrower drawing."""
+
+_PHONE_AIM_PX = 11.0  # aim a little over it: the tight box can widen a PNG
 
 
 def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | None:
     """``fig`` redrawn narrower, so its smallest text reads on a phone.
 
     A figure shown in a phone's column (:data:`PHONE_COLUMN_PX`) is scaled
-    down with its text. When its smallest text would be under 9 CSS px there,
+    down with its text. When its smallest text would be under
+    :data:`PHONE_TEXT_PX` (10.5 CSS px) there,
     the same figure is drawn again at a width where it is not (text sizes
     unchanged, the axes narrower, the height shrunk by only the square root of
     the width's factor), at ``scale`` times its dpi (sharp on a 3x screen).
@@ -247,7 +252,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     pt = smallest_text_pt(fig)
     full_png, full_meta = figure_png(fig, scale=1)
     shown = min(full_meta["width"], PHONE_COLUMN_PX)
-    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= 9.0:
+    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= PHONE_TEXT_PX:
         return None
     width_in, height_in = fig.get_size_inches()
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
@@ -257,7 +262,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     engine = fig.get_layout_engine()
     fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)
     saved = {k: getattr(fig.subplotpars, k) for k in _SUBPLOT_PARAMS}
-    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_TEXT_PX  # CSS px wide
+    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_AIM_PX  # CSS px wide
     factor = target / full_meta["width"]
     row = _one_row(fig)
     if row:  # a row of panels: one above the other on a phone
@@ -282,7 +287,9 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
             px, png, meta = _narrow_drawing(
                 fig, row, fixed, turned, factor, target, width_in, height_in, scale
             )
-            readable = px is not None and px >= 9.0 and not _texts_collide(fig)
+            readable = (
+                px is not None and px >= PHONE_TEXT_PX and not _texts_collide(fig)
+            )
         collapsed = False
         for w in caught:
             if str(w.message).startswith(_COLLAPSED):
@@ -341,7 +348,7 @@ def _narrow_drawing(
             _relayout(fig)
         png, meta = figure_png(fig, scale=scale)
         px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
-        if px is not None and px >= 9.0:
+        if px is not None and px >= PHONE_TEXT_PX:
             break
         factor *= target / meta["width"]
     return px, png, meta

@@ -181,12 +181,12 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         specs = [ax.get_subplotspec() for ax in axes]
         png, meta = plots.figure_png_for_phone(fig)
         # the laptop's drawing is the figure as it was made; its text at a
-        # phone's column would be under 9 px
-        assert plots.smallest_text_px(png, plots.PHONE_COLUMN_PX) < 9
+        # phone's column would be under 10.5 px
+        assert plots.smallest_text_px(png, plots.PHONE_COLUMN_PX) < plots.PHONE_TEXT_PX
         narrow = meta[plots.NARROW_KEY]
         data = base64.b64decode(narrow["png"])
         shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
-        assert plots.smallest_text_px(data, shown) >= 9
+        assert plots.smallest_text_px(data, shown) >= plots.PHONE_TEXT_PX == 10.5
         assert round(plots.png_facts(data)[1]) == 300  # sharp on a 3x screen
         # the panels stacked: taller than wide (the row was 2.5 times wider)
         image = Image.open(io.BytesIO(data))
@@ -257,7 +257,7 @@ def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     assert out.count("rhn-wide-figure") == 1
     need = narrow_figures.readable_width((tmp_path / "wide.png").read_bytes())
     png = (tmp_path / "wide.png").read_bytes()
-    assert plots.smallest_text_px(png, need) == pytest.approx(9.2)
+    assert plots.smallest_text_px(png, need) == pytest.approx(10.7)
     assert f"--rhn-read-width: {need:.0f}px" in out
     assert '<img src="../_images/small.png" />' in out
     assert narrow_figures.scroll_wide(out, tmp_path) == out
