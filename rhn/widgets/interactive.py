@@ -57,9 +57,17 @@ PNG_SCALE = 3
 
 
 def _slider(
-    name: str, label: str, lo: float, hi: float, *, integer: bool = False
+    name: str,
+    label: str,
+    lo: float,
+    hi: float,
+    *,
+    integer: bool = False,
+    power_of_ten: bool = False,
 ) -> dict[str, Any]:
-    return {
+    # power_of_ten: the slider moves log10 of the quantity, and its read-out
+    # shows the quantity itself (0.01, not -2)
+    spec = {
         "type": "slider",
         "name": name,
         "label": label,
@@ -67,6 +75,9 @@ def _slider(
         "max": hi,
         "integer": integer,
     }
+    if power_of_ten:
+        spec["power_of_ten"] = True
+    return spec
 
 
 def _toggle(name: str, label: str, options: list[tuple[str, Any]]) -> dict[str, Any]:

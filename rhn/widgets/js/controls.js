@@ -41,8 +41,10 @@ export function addStyle(el) {
 // the same three significant digits as the figure's title (index.js)
 export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 
-// a printed number's minus is a true minus sign (U+2212), not a hyphen
-function readout(spec, value) {
+// a printed number's minus is a true minus sign (U+2212), not a hyphen; a
+// slider of log10 of a quantity (spec.power_of_ten) shows the quantity
+export function readout(spec, value) {
+  if (spec.power_of_ten) return fmt(10 ** value).replace(/-/g, "\u2212");
   return (spec.integer ? String(value) : fmt(value)).replace(/-/g, "\u2212");
 }
 
