@@ -274,7 +274,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
     columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
     for legend, _ in columns:
-        legend._ncols = 1
+        _legend_columns(legend, 1)
     turned: list[tuple[Any, float, list[str]]] = []
     import warnings
 
@@ -305,13 +305,21 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         for ax, spec in zip(row, specs if row else [], strict=True):
             ax.set_subplotspec(spec)
         for legend, ncols in columns:
-            legend._ncols = ncols
+            _legend_columns(legend, ncols)
         for ax, rotation, aligns in turned:
             ax.tick_params(axis="x", labelrotation=rotation)
             for label, align in zip(ax.get_xticklabels(), aligns, strict=False):
                 label.set_horizontalalignment(align)
         if fixed:
             fig.subplots_adjust(**saved)
+
+
+def _legend_columns(legend: Any, ncols: int) -> None:
+    """Lay ``legend`` out again in ``ncols`` columns: matplotlib builds a
+    legend's box once, so a new column count alone changes nothing."""
+    legend._ncols = ncols
+    labels = [t.get_text() for t in legend.texts]
+    legend._init_legend_box(list(legend.legend_handles), labels)
 
 
 # the start of matplotlib's warning when constrained layout gives up

@@ -200,6 +200,44 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         plt.close("all")
 
 
+def test_narrow_png_lays_a_figure_legend_out_in_one_column():
+    """Figure 4.1: two disc panels over a legend of three columns under both;
+    the phone's drawing stacks the panels and puts the legend in one column
+    (matplotlib keeps a legend's columns unless its box is built again)."""
+    import base64
+
+    import matplotlib
+    import torch
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    gen = torch.Generator().manual_seed(0)
+    J = 0.25 * torch.randn(8, 8, generator=gen, dtype=torch.float64)
+    J += torch.diag(torch.linspace(-4, 4, 8, dtype=torch.float64))
+    with matplotlib.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.6), layout="constrained")
+        plots.plot_spectrum(J, ax=axes[0], title="(a) row discs of $J$")
+        plots.plot_spectrum(J, ax=axes[1], columns=True, legend=False, title="(b)")
+        key = axes[0].get_legend()
+        fig.legend(
+            key.legend_handles,
+            [t.get_text() for t in key.get_texts()],
+            loc="outside lower center",
+            ncols=3,
+        )
+        key.remove()
+        _, meta = plots.figure_png_for_phone(fig)
+        narrow = meta[plots.NARROW_KEY]
+        data = base64.b64decode(narrow["png"])
+        shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
+        assert plots.smallest_text_px(data, shown) >= plots.PHONE_TEXT_PX
+        assert fig.legends[0]._ncols == 3  # the figure is left as it was
+        plt.close("all")
+
+
 def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
     """A block of complex-plane panels beside a sweep, as in the chapter on
     Gersgorin's theorem, cannot be laid out at a phone's width: no phone
