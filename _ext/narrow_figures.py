@@ -4,7 +4,7 @@ A chapter's figure is drawn for the laptop's column (about 640 CSS px); a
 390 px phone shows it 342 px wide, and its 9 pt text at about 6.7 px.
 ``rhn.plots.use_style`` shows figures through
 :func:`rhn.plots.figure_png_for_phone`, which, for a figure whose text would
-be under 9 px on a phone, draws it again narrower (a row of panels stacked)
+be under 10.5 px on a phone, draws it again narrower (a row of panels stacked)
 and puts that PNG in the output's metadata (``rhn:narrow``). This extension
 
 1. writes that PNG next to the figure's own when MyST-NB renders the output,
@@ -15,8 +15,8 @@ and puts that PNG in the output's metadata (``rhn:narrow``). This extension
    drawing) stays what every other browser, and a reader without JavaScript,
    gets;
 3. a figure that has no narrow drawing (one whose legend or labels would not
-   fit a phone's column) and whose text a phone would show under 9 px is
-   shown there at the width where its text is 9 px, in a box that scrolls
+   fit a phone's column) and whose text a phone would show under 10.5 px is
+   shown there at the width where its text is 10.5 px, in a box that scrolls
    sideways (``rhn-wide-figure``; rhn-site.css and rhn-site.js draw the
    scroll cue).
 
@@ -103,14 +103,14 @@ def picture(html: str, figure: str, narrow: str) -> str:
 
 
 PHONE_COLUMN_PX = 342  # rhn.plots.PHONE_COLUMN_PX
-MIN_TEXT_PX = 9.2
+MIN_TEXT_PX = 10.7  # rhn.plots.PHONE_TEXT_PX (10.5), and a little to spare
 _IMG = re.compile(
     r'(?<!type="image/png">)<img\b[^>]*\bsrc="[^"]*_images/([^"/]+\.png)"[^>]*>'
 )
 
 
 def readable_width(png: bytes) -> float | None:
-    """CSS px at which the smallest text of a ``rhn.plots`` PNG is 9 px."""
+    """CSS px at which a ``rhn.plots`` PNG's smallest text is :data:`MIN_TEXT_PX`."""
     from rhn.plots import png_facts
 
     width, dpi, pt = png_facts(png)

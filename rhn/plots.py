@@ -25,6 +25,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
 import numpy as np
 import torch
 from cycler import cycler
@@ -228,14 +229,19 @@ NARROW_KEY = "rhn:narrow"
 metadata (``{"png": base64, "width": css_pixels}``); the site serves it to
 phones (``_ext/narrow_figures.py``)."""
 
-_PHONE_TEXT_PX = 9.5  # aim a little over 9 px: the tight box can widen a PNG
+PHONE_TEXT_PX = 10.5
+"""The smallest text, in CSS px, of a figure as a phone shows it: a figure
+whose text would be smaller in the phone's column gets a narrower drawing."""
+
+_PHONE_AIM_PX = 11.0  # aim a little over it: the tight box can widen a PNG
 
 
 def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | None:
     """``fig`` redrawn narrower, so its smallest text reads on a phone.
 
     A figure shown in a phone's column (:data:`PHONE_COLUMN_PX`) is scaled
-    down with its text. When its smallest text would be under 9 CSS px there,
+    down with its text. When its smallest text would be under
+    :data:`PHONE_TEXT_PX` (10.5 CSS px) there,
     the same figure is drawn again at a width where it is not (text sizes
     unchanged, the axes narrower, the height shrunk by only the square root of
     the width's factor), at ``scale`` times its dpi (sharp on a 3x screen).
@@ -246,7 +252,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     pt = smallest_text_pt(fig)
     full_png, full_meta = figure_png(fig, scale=1)
     shown = min(full_meta["width"], PHONE_COLUMN_PX)
-    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= 9.0:
+    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= PHONE_TEXT_PX:
         return None
     width_in, height_in = fig.get_size_inches()
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
@@ -256,7 +262,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     engine = fig.get_layout_engine()
     fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)
     saved = {k: getattr(fig.subplotpars, k) for k in _SUBPLOT_PARAMS}
-    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_TEXT_PX  # CSS px wide
+    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_AIM_PX  # CSS px wide
     factor = target / full_meta["width"]
     row = _one_row(fig)
     if row:  # a row of panels: one above the other on a phone
@@ -268,7 +274,7 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
     columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
     for legend, _ in columns:
-        legend._ncols = 1
+        _legend_columns(legend, 1)
     turned: list[tuple[Any, float, list[str]]] = []
     import warnings
 
@@ -281,7 +287,9 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
             px, png, meta = _narrow_drawing(
                 fig, row, fixed, turned, factor, target, width_in, height_in, scale
             )
-            readable = px is not None and px >= 9.0 and not _texts_collide(fig)
+            readable = (
+                px is not None and px >= PHONE_TEXT_PX and not _texts_collide(fig)
+            )
         collapsed = False
         for w in caught:
             if str(w.message).startswith(_COLLAPSED):
@@ -297,13 +305,21 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         for ax, spec in zip(row, specs if row else [], strict=True):
             ax.set_subplotspec(spec)
         for legend, ncols in columns:
-            legend._ncols = ncols
+            _legend_columns(legend, ncols)
         for ax, rotation, aligns in turned:
             ax.tick_params(axis="x", labelrotation=rotation)
             for label, align in zip(ax.get_xticklabels(), aligns, strict=False):
                 label.set_horizontalalignment(align)
         if fixed:
             fig.subplots_adjust(**saved)
+
+
+def _legend_columns(legend: Any, ncols: int) -> None:
+    """Lay ``legend`` out again in ``ncols`` columns: matplotlib builds a
+    legend's box once, so a new column count alone changes nothing."""
+    legend._ncols = ncols
+    labels = [t.get_text() for t in legend.texts]
+    legend._init_legend_box(list(legend.legend_handles), labels)
 
 
 # the start of matplotlib's warning when constrained layout gives up
@@ -340,7 +356,7 @@ def _narrow_drawing(
             _relayout(fig)
         png, meta = figure_png(fig, scale=scale)
         px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
-        if px is not None and px >= 9.0:
+        if px is not None and px >= PHONE_TEXT_PX:
             break
         factor *= target / meta["width"]
     return px, png, meta
@@ -594,9 +610,9 @@ def plot_discs(
             them is about 70% opaque and one covered by a single disc is still
             visible; the outlines are drawn more opaque, so every disc shows.
         unit_circle: draw the unit circle (default ``True``).
-        annotate: write the spectral radius :math:`\rho = \max |\lambda|` in a
-            corner, and a note when discs are cut by the view (default
-            ``True``).
+        annotate: write the spectral radius :math:`\rho = \max |\lambda|`, and
+            a note when discs are cut by the view, above the axes and under
+            the title, where they cover no disc (default ``True``).
         legend: draw a legend (default ``True``).
         view: fixed limits: a half-width ``L`` for the square
             :math:`[-L, L]^2`, or ``(xmin, xmax, ymin, ymax)``. Widgets pass
@@ -719,27 +735,31 @@ def plot_discs(
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("Re")
     ax.set_ylabel("Im")
+    lines = []
+    if annotate and eigs is not None and eigs.size:
+        lines.append(rf"$\rho = {np.abs(eigs).max():.3g}$")
+    if annotate and clipped:
+        reach = float((np.abs(c) + r).max())
+        lines.append(f"discs reach |z| = {reach:.3g} (cut)")
+    pad = matplotlib.rcParams["axes.titlepad"]
+    if lines:
+        # above the frame, under the title: inside the axes, a corner note
+        # covered the tops of the discs (a phone's narrower drawing keeps the
+        # text's size and shrinks the axes, so any corner could be taken)
+        note = ax.annotate(
+            "\n".join(lines),
+            xy=(0.5, 1.0),
+            xycoords="axes fraction",
+            xytext=(0, 3),
+            textcoords="offset points",
+            va="bottom",
+            ha="center",
+            fontsize="small",
+            zorder=4,
+        )
+        pad += 3 + 1.25 * note.get_fontsize() * len(lines)
     if title is not None:
-        ax.set_title(title)
-    if annotate:
-        lines = []
-        if eigs is not None and eigs.size:
-            lines.append(rf"$\rho = {np.abs(eigs).max():.3g}$")
-        if clipped:
-            reach = float((np.abs(c) + r).max())
-            lines.append(f"discs reach |z| = {reach:.3g} (cut)")
-        if lines:
-            ax.text(
-                0.03,
-                0.97,
-                "\n".join(lines),
-                transform=ax.transAxes,
-                va="top",
-                ha="left",
-                fontsize="small",
-                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"},
-                zorder=4,
-            )
+        ax.set_title(title, pad=pad)
     if legend:
         ax.legend(handles=handles, loc="lower right", fontsize="small", framealpha=0.8)
     return ax

@@ -48,6 +48,47 @@ def test_plot_discs_new_figure_and_numpy_input():
     assert len(ax.texts) == 0  # no eigenvalues, nothing cut: nothing to annotate
 
 
+def _note_covers(ax) -> list[int]:
+    """The discs of ``ax`` (as drawn last) that its rho note's box meets."""
+    note = ax.texts[0].get_window_extent()
+    disc = next(c for c in ax.collections if len(c.get_paths()) > 1)
+    hit = []
+    for i, path in enumerate(disc.get_paths()):
+        box = path.get_extents(disc.get_transform())  # display pixels
+        (cx, cy), r = box.get_points().mean(axis=0), box.width / 2
+        # nearest point of the note's box to the disc's centre
+        nx = min(max(cx, note.x0), note.x1)
+        ny = min(max(cy, note.y0), note.y1)
+        if (nx - cx) ** 2 + (ny - cy) ** 2 < r**2:
+            hit.append(i)
+    return hit
+
+
+@pytest.mark.parametrize("size", [(7.2, 3.6), (3.4, 6.4)], ids=["laptop", "phone"])
+def test_rho_note_covers_no_disc(size):
+    # figure 4.1 of chapter 4: eight discs along the real axis from -4 to 4
+    # (some cut by the view, so the note has two lines),
+    # two panels side by side on a laptop, stacked in a phone's drawing
+    gen = torch.Generator().manual_seed(0)
+    J = 0.25 * torch.randn(8, 8, generator=gen, dtype=torch.float64) + torch.diag(
+        torch.linspace(-4, 4, 8, dtype=torch.float64)
+    )
+    stacked = size[0] < size[1]
+    fig, axes = plt.subplots(
+        2 if stacked else 1, 1 if stacked else 2, figsize=size, layout="constrained"
+    )
+    plots.plot_spectrum(J, ax=axes[0], title="(a) row discs of $J$")
+    plots.plot_spectrum(J, ax=axes[1], columns=True, legend=False, title="(b)")
+    fig.canvas.draw()
+    for ax in axes:
+        # the note has both lines: rho and the discs cut by the view
+        assert "rho" in ax.texts[0].get_text() and "cut" in ax.texts[0].get_text()
+        assert not _note_covers(ax), _note_covers(ax)
+        # and it stays clear of the title
+        title = ax.title.get_window_extent()
+        assert ax.texts[0].get_window_extent().y1 <= title.y0 + 1
+
+
 def test_huge_discs_are_cut_and_noted():
     # weight scale 3, bias +10: radii of tens; the view stays readable
     cell = rhn.RHNCell(4, 64, 5, transform_bias=10.0, init_scale=3 / 8).double()

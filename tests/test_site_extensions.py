@@ -181,12 +181,12 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         specs = [ax.get_subplotspec() for ax in axes]
         png, meta = plots.figure_png_for_phone(fig)
         # the laptop's drawing is the figure as it was made; its text at a
-        # phone's column would be under 9 px
-        assert plots.smallest_text_px(png, plots.PHONE_COLUMN_PX) < 9
+        # phone's column would be under 10.5 px
+        assert plots.smallest_text_px(png, plots.PHONE_COLUMN_PX) < plots.PHONE_TEXT_PX
         narrow = meta[plots.NARROW_KEY]
         data = base64.b64decode(narrow["png"])
         shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
-        assert plots.smallest_text_px(data, shown) >= 9
+        assert plots.smallest_text_px(data, shown) >= plots.PHONE_TEXT_PX == 10.5
         assert round(plots.png_facts(data)[1]) == 300  # sharp on a 3x screen
         # the panels stacked: taller than wide (the row was 2.5 times wider)
         image = Image.open(io.BytesIO(data))
@@ -197,6 +197,44 @@ def test_narrow_png_redraws_a_row_of_panels_readable_at_a_phone():
         # a figure that reads on a phone as it is gets no second drawing
         small, _ = plt.subplots(figsize=(3.2, 2.4))
         assert plots.narrow_png(small) is None
+        plt.close("all")
+
+
+def test_narrow_png_lays_a_figure_legend_out_in_one_column():
+    """Figure 4.1: two disc panels over a legend of three columns under both;
+    the phone's drawing stacks the panels and puts the legend in one column
+    (matplotlib keeps a legend's columns unless its box is built again)."""
+    import base64
+
+    import matplotlib
+    import torch
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    gen = torch.Generator().manual_seed(0)
+    J = 0.25 * torch.randn(8, 8, generator=gen, dtype=torch.float64)
+    J += torch.diag(torch.linspace(-4, 4, 8, dtype=torch.float64))
+    with matplotlib.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.6), layout="constrained")
+        plots.plot_spectrum(J, ax=axes[0], title="(a) row discs of $J$")
+        plots.plot_spectrum(J, ax=axes[1], columns=True, legend=False, title="(b)")
+        key = axes[0].get_legend()
+        fig.legend(
+            key.legend_handles,
+            [t.get_text() for t in key.get_texts()],
+            loc="outside lower center",
+            ncols=3,
+        )
+        key.remove()
+        _, meta = plots.figure_png_for_phone(fig)
+        narrow = meta[plots.NARROW_KEY]
+        data = base64.b64decode(narrow["png"])
+        shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
+        assert plots.smallest_text_px(data, shown) >= plots.PHONE_TEXT_PX
+        assert fig.legends[0]._ncols == 3  # the figure is left as it was
         plt.close("all")
 
 
@@ -257,7 +295,7 @@ def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     assert out.count("rhn-wide-figure") == 1
     need = narrow_figures.readable_width((tmp_path / "wide.png").read_bytes())
     png = (tmp_path / "wide.png").read_bytes()
-    assert plots.smallest_text_px(png, need) == pytest.approx(9.2)
+    assert plots.smallest_text_px(png, need) == pytest.approx(10.7)
     assert f"--rhn-read-width: {need:.0f}px" in out
     assert '<img src="../_images/small.png" />' in out
     assert narrow_figures.scroll_wide(out, tmp_path) == out

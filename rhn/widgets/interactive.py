@@ -64,10 +64,13 @@ def _slider(
     *,
     integer: bool = False,
     shown_per_unit: float = 1.0,
+    power_of_ten: bool = False,
 ) -> dict[str, Any]:
     """A slider over ``[lo, hi]`` for the value ``name``; its readout shows the
-    value times ``shown_per_unit`` (the quantity that ``label`` names)."""
-    return {
+    value times ``shown_per_unit`` (the quantity that ``label`` names). With
+    ``power_of_ten`` the slider moves log10 of the quantity and its read-out
+    shows the quantity itself (0.01, not -2)."""
+    spec = {
         "type": "slider",
         "name": name,
         "label": label,
@@ -76,6 +79,9 @@ def _slider(
         "integer": integer,
         "shown_per_unit": shown_per_unit,
     }
+    if power_of_ten:
+        spec["power_of_ten"] = True
+    return spec
 
 
 def _toggle(name: str, label: str, options: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -386,7 +386,7 @@ def playground_widget(
     data["controls"] = [
         _slider("depth", "RHN depth D", 1, data["max_depth"], integer=True),
         _slider("transform_bias", "transform-gate bias b_T", -6.0, 2.0),
-        _slider("log_lr", "learning rate (log10)", -4.0, -1.0),
+        _slider("log_lr", "learning rate", -4.0, -1.0, power_of_ten=True),
         _slider("seq_len", "sequence length T", 2, 100, integer=True),
     ]
     values = {

@@ -43,8 +43,10 @@ export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 
 // a printed number's minus is a true minus sign (U+2212), not a hyphen; the
 // readout shows the value in the label's units (spec.shown_per_unit times it:
-// the RHN figure's slider sets a multiple of the initialisation and reads g)
-function readout(spec, value) {
+// the RHN figure's slider sets a multiple of the initialisation and reads g);
+// a slider of log10 of a quantity (spec.power_of_ten) shows the quantity
+export function readout(spec, value) {
+  if (spec.power_of_ten) return fmt(10 ** value).replace(/-/g, "\u2212");
   const shown = value * (spec.shown_per_unit ?? 1);
   return (spec.integer ? String(value) : fmt(shown)).replace(/-/g, "\u2212");
 }

@@ -43,8 +43,9 @@ function fmt(v, digits = 3) {
   return Number(v.toPrecision(digits)).toString();
 }
 
-/** A plot area: an SVG with a frame, returning data -> pixel maps. */
-function frame(parent, { width, height, margin, x, y, logY = false }) {
+/** A plot area: an SVG with a frame, returning data -> pixel maps; its tick
+ * labels are `tickPx` units tall. */
+function frame(parent, { width, height, margin, x, y, logY = false, tickPx = 12 }) {
   const svg = svgEl("svg", {
     viewBox: `0 0 ${width} ${height}`,
     width: "100%",
@@ -65,19 +66,19 @@ function frame(parent, { width, height, margin, x, y, logY = false }) {
     x: inner.x0, y: inner.y1, width: inner.x1 - inner.x0, height: inner.y0 - inner.y1,
     fill: "none", stroke: "#333", "stroke-width": 1,
   }, svg);
-  return { svg, grid, plot, px, py, inner };
+  return { svg, grid, plot, px, py, inner, tickPx };
 }
 
 function tick(f, axis, value, label) {
-  const { grid, px, py, inner } = f;
+  const { grid, px, py, inner, tickPx } = f;
   const attrs = { stroke: "#ddd", "stroke-width": 1 };
   if (axis === "x") {
     svgEl("line", { x1: px(value), x2: px(value), y1: inner.y0, y2: inner.y1, ...attrs }, grid);
-    const t = svgEl("text", { x: px(value), y: inner.y0 + 16, "text-anchor": "middle", "font-size": 12 }, grid);
+    const t = svgEl("text", { x: px(value), y: inner.y0 + 4 + tickPx, "text-anchor": "middle", "font-size": tickPx }, grid);
     setText(t, label);
   } else {
     svgEl("line", { x1: inner.x0, x2: inner.x1, y1: py(value), y2: py(value), ...attrs }, grid);
-    const t = svgEl("text", { x: inner.x0 - 6, y: py(value) + 4, "text-anchor": "end", "font-size": 12 }, grid);
+    const t = svgEl("text", { x: inner.x0 - 6, y: py(value) + tickPx / 3, "text-anchor": "end", "font-size": tickPx }, grid);
     setText(t, label);
   }
 }
@@ -102,14 +103,17 @@ export function fitView(extent, most) {
  */
 export function spectrumPlot(parent, { view, n }) {
   const size = 440;
+  // the SVG is shown about 390 px wide on a laptop and 342 on a phone: text
+  // of 15 units (ticks 14) is 13 px and more on the laptop, 10.5 on the phone
+  const label = 15;
   // the square shown: from ±MIN_VIEW up to ±view, the smallest of VIEWS (or
   // view) that holds the discs, the eigenvalues and the unit circle, so that
   // small content (the identity's radius-0 discs at g) is not lost in ±3
   const xs = [-view, view], ys = [-view, view];
   const f = frame(parent, {
     width: size, height: size + 10,
-    margin: { left: 48, right: 12, top: 30, bottom: 48 },
-    x: xs, y: ys,
+    margin: { left: 52, right: 12, top: 30, bottom: 50 },
+    x: xs, y: ys, tickPx: 14,
   });
   let shown = null;
   const setView = (v) => {
@@ -143,25 +147,25 @@ export function spectrumPlot(parent, { view, n }) {
   for (let i = 0; i < n; i++) {
     eigs.push(svgEl("path", { stroke: COLORS.eigenvalue, "stroke-width": 2, fill: "none", class: "eig" }, eigGroup));
   }
-  const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": 14 });
-  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, size - 2, { "text-anchor": "middle" });
+  const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": label + 1 });
+  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, size + 4, { "text-anchor": "middle", "font-size": label });
   xlabel.textContent = "Re λ";
   const ylabel = text(f.svg, 14, (f.inner.y0 + f.inner.y1) / 2, {
-    "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`,
+    "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`, "font-size": label,
   });
   ylabel.textContent = "Im λ";
   // legend, bottom right: what the discs, the crosses and the dashed circle are
   const legend = svgEl("g", { class: "legend" }, f.svg);
-  const lx = f.inner.x1 - 150, ly = f.inner.y0 - 62;
-  svgEl("rect", { x: lx - 6, y: ly - 6, width: 150, height: 60, fill: "#fff", "fill-opacity": 0.85, stroke: "#ccc" }, legend);
+  const lx = f.inner.x1 - 164, ly = f.inner.y0 - 64;
+  svgEl("rect", { x: lx - 6, y: ly - 6, width: 164, height: 62, fill: "#fff", "fill-opacity": 0.85, stroke: "#ccc" }, legend);
   svgEl("circle", { cx: lx + 8, cy: ly + 6, r: 6, fill: COLORS.disc, "fill-opacity": 0.25, stroke: COLORS.disc }, legend);
-  text(legend, lx + 22, ly + 10, { "font-size": 12 }).textContent = "Geršgorin discs";
+  text(legend, lx + 22, ly + 11, { "font-size": label }).textContent = "Geršgorin discs";
   svgEl("path", { d: `M${lx + 4},${ly + 20}l8,8m-8,0l8,-8`, stroke: COLORS.eigenvalue, "stroke-width": 2 }, legend);
-  text(legend, lx + 22, ly + 28, { "font-size": 12 }).textContent = "eigenvalues";
+  text(legend, lx + 22, ly + 29, { "font-size": label }).textContent = "eigenvalues";
   svgEl("line", { x1: lx, x2: lx + 16, y1: ly + 42, y2: ly + 42, stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2 }, legend);
-  text(legend, lx + 22, ly + 46, { "font-size": 12 }).textContent = "unit circle";
-  const rhoText = text(f.svg, f.inner.x0 + 8, f.inner.y1 + 18, { "font-weight": "bold" });
-  const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": 12, fill: "#444" });
+  text(legend, lx + 22, ly + 47, { "font-size": label }).textContent = "unit circle";
+  const rhoText = text(f.svg, f.inner.x0 + 8, f.inner.y1 + 19, { "font-weight": "bold", "font-size": label });
+  const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": label, fill: "#444" });
 
   return function update(sp, titleText) {
     let extent = 1; // the unit circle
@@ -205,13 +209,13 @@ const powerOfTen = (e) => "10" + String(e).split("").map((c) => SUPERSCRIPT[c]).
 export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title, x0 = 0 }) {
   // point k of a curve is drawn at x = x0 + k (x0 = 1: the lag n counts from 1).
   // A phone's column (about 342 px) would show 620 units at 0.55 px each and
-  // the 12-unit labels at 6.6 px: there the plot is drawn 400 units wide
-  // (labels at 10 px and more), for the laptop's column 620
+  // the 13-unit labels at 7.2 px: there the plot is drawn 400 units wide
+  // (labels at 11 px and more), for the laptop's column 620 (at 13 px)
   const phone = typeof window !== "undefined" && window.matchMedia?.("(max-width: 600px)").matches;
   const width = phone ? 400 : 620, height = phone ? 360 : 400;
   const f = frame(parent, {
     width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 },
-    x: [x0, xmax], y: ylim, logY: true,
+    x: [x0, xmax], y: ylim, logY: true, tickPx: 13,
   });
   const lo = Math.ceil(Math.log10(ylim[0])), hi = Math.floor(Math.log10(ylim[1]));
   const every = Math.max(1, Math.floor((hi - lo + 1) / 5));
@@ -224,7 +228,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
     stroke: COLORS.baseline, "stroke-dasharray": "2 3",
   }, f.plot);
   // the dotted line says what it is: a norm of 1, the gradient at the last step
-  text(f.plot, f.inner.x1 - 4, f.py(1) - 4, { "text-anchor": "end", "font-size": 12, fill: "#555" })
+  text(f.plot, f.inner.x1 - 4, f.py(1) - 4, { "text-anchor": "end", "font-size": 13, fill: "#555" })
     .textContent = "norm 1";
   const lines = {};
   for (const name of names) {
@@ -245,7 +249,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
       x1: f.inner.x0 + 10, x2: f.inner.x0 + 34, y1: y - 4, y2: y - 4,
       stroke: COLORS[name], "stroke-width": 2.5, "stroke-dasharray": DASHES[name] || "",
     }, legend);
-    legendText[name] = text(legend, f.inner.x0 + 40, y, { "font-size": 12 });
+    legendText[name] = text(legend, f.inner.x0 + 40, y, { "font-size": 13 });
   });
 
   return function update(curves, labels) {

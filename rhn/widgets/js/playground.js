@@ -22,17 +22,23 @@
 
 /* global RHN_PLAYGROUND_WORKER */
 import { addStyle, buildControls } from "./controls.js";
-import { gateBars, gradientHeatmap, lossPlot, minus } from "./playground_draw.js";
+import { gateBars, gradientHeatmap, lossPlot, minus, runningMean } from "./playground_draw.js";
 import { createEngine } from "./playground_engine.js";
 
 const BUDGET_MS = 12; // in the page (no worker): of the ~16.7 ms of a frame
 const WINDOW = 100; // steps averaged in the loss shown and reported
 const MAX_STEPS = 20000; // then it pauses by itself, unless data-rhn-stop-at says otherwise
+// while it plays, the page redraws at most every DRAW_EVERY_MS: each redraw
+// costs the main thread a frame of the whole page (paint, layerize, commit of
+// the canvases), tens of ms on a slow phone, whatever little changed
+const DRAW_EVERY_MS = 100;
 
 // the figures' .rhn-widget lays plot and controls side by side; the
 // playground stacks its parts in one column instead
 const CSS = `
-.rhn-widget.rhn-playground-root { display: block; max-width: 640px; }
+/* its own composited layer, painted apart from the page: a redraw of the
+   canvases while it plays repaints the playground, not the chapter */
+.rhn-widget.rhn-playground-root { display: block; max-width: 640px; contain: paint; will-change: transform; }
 .rhn-playground-root .rhn-controls { max-width: 520px; }
 .rhn-playground-buttons { display: flex; gap: 0.6em; flex-wrap: wrap; align-items: center; margin: 0.4em 0; }
 /* two lines, whatever they say: a status that grew would move the page below
@@ -127,9 +133,10 @@ function render({ model, el }) {
     answered = true;
     const s = e.data;
     if (s.gen !== gen || closed) return;
-    if (s.from !== run.losses[0].length) return; // cannot happen: messages keep their order
-    s.losses.forEach((l, i) => run.losses[i].push(...l));
+    if (s.from !== run.curves[0].length) return; // cannot happen: messages keep their order
+    s.losses.forEach((l, i) => run.curves[i].add(l));
     run.steps = s.steps;
+    if (s.last !== run.last) run.version += 1;
     run.last = s.last;
     run.error = s.error;
     run.log_lr = s.log_lr;
@@ -163,7 +170,13 @@ function render({ model, el }) {
   const restart = () => {
     gen += 1;
     const D = values.depth;
-    run = { steps: 0, losses: [[], []], last: [null, null], error: null, log_lr: values.log_lr, H: d.rnn[D - 1].hidden_size };
+    // curves: the running mean of each net's loss, kept as the steps come;
+    // version: counts the snapshots of the last gradients (heatmap, gates)
+    run = {
+      steps: 0, curves: [runningMean(WINDOW), runningMean(WINDOW)], last: [null, null], version: 0,
+      error: null, log_lr: values.log_lr, H: d.rnn[D - 1].hidden_size,
+    };
+    drawn = { version: -1, key: "" };
     // a run reset while playing is timed from now
     timed = { start: playing ? performance.now() : null, steps: 0 };
     rate = 0;
@@ -173,30 +186,36 @@ function render({ model, el }) {
   // data-rhn-stop-at (set by the browser tests) pauses at an exact step
   const stopAt = () => Number(root.dataset.rhnStopAt || MAX_STEPS);
 
-  const recentLoss = (i) => {
-    const l = run.losses[i];
-    const tail = l.slice(Math.max(0, l.length - WINDOW));
-    return tail.reduce((a, b) => a + b, 0) / tail.length;
-  };
+  // the mean loss of the last WINDOW steps
+  const recentLoss = (i) => run.curves[i].mean[run.curves[i].length - 1];
+  // what the heatmap and the gates were last drawn from: they are drawn
+  // again only when a new snapshot or another setting changes them
+  let drawn = { version: -1, key: "" };
+  let lastDraw = -Infinity;
 
   const draw = () => {
     const { depth: D, seq_len: T } = values;
     const [rhnOut, rnnOut] = run.last;
     const lossRhn = run.steps ? recentLoss(0) : null;
     const lossRnn = run.steps ? recentLoss(1) : null;
-    drawLoss(run.losses, d.baseline, [
+    drawLoss(run.curves, d.baseline, [
       "memoryless baseline 1/6",
       `RHN (D = ${D}, H = ${d.hidden_size}, b_T = ${minus(values.transform_bias.toFixed(2))})`,
       `tanh RNN (H = ${run.H}, same size)`,
     ], WINDOW);
-    drawHeat(rhnOut && rhnOut.gradNorms, rnnOut && rnnOut.gradNorms, T, D);
-    drawGates(rhnOut ? Array.from(rhnOut.gateMean) : new Array(D).fill(0));
+    const key = `${T} ${D} ${drawHeat.canvas.shown} ${drawGates.canvas.shown}`;
+    if (drawn.version !== run.version || drawn.key !== key) {
+      drawHeat(rhnOut && rhnOut.gradNorms, rnnOut && rnnOut.gradNorms, T, D);
+      drawGates(rhnOut ? Array.from(rhnOut.gateMean) : new Array(D).fill(0));
+      drawn = { version: run.version, key };
+    }
     const f = (v) => (v === null ? "–" : v.toFixed(4));
-    status.textContent = run.error
+    const said = run.error
       ? `stopped: ${run.error}; lower the learning rate and reset`
       : // separators, not runs of spaces (HTML shows a run as one space)
         `step ${run.steps} · loss: RHN ${f(lossRhn)}, RNN ${f(lossRnn)}, baseline ${d.baseline.toFixed(4)}` +
         (rate ? ` · ${rate.toFixed(0)} steps/s` : "");
+    if (status.textContent !== said) status.textContent = said;
     root.dataset.rhnStepsPerS = rate.toFixed(2);
     root.dataset.rhnWorker = String(!engine.inPage);
     root.dataset.rhnNumbers = JSON.stringify({
@@ -217,13 +236,17 @@ function render({ model, el }) {
 
   const frame = () => {
     pending = false;
+    lastDraw = performance.now();
     if (!closed) draw();
   };
-  const schedule = () => {
-    if (!pending) {
-      pending = true;
-      requestAnimationFrame(frame);
-    }
+  // at most one redraw per animation frame, and while it plays at most one
+  // every DRAW_EVERY_MS (a press or a slider is drawn at the next frame)
+  const schedule = (soon = false) => {
+    if (pending) return;
+    pending = true;
+    const wait = playing && !soon ? lastDraw + DRAW_EVERY_MS - performance.now() : 0;
+    if (wait > 0) setTimeout(() => requestAnimationFrame(frame), wait);
+    else requestAnimationFrame(frame);
   };
 
   function setPlaying(on, tell = true) {
@@ -258,7 +281,7 @@ function render({ model, el }) {
     } else {
       send({ type: "lr", lr: 10 ** values.log_lr, log_lr: values.log_lr });
     }
-    schedule();
+    schedule(true);
   };
   const setControls = buildControls(controls, d.controls, values, (name, value) => {
     apply({ ...values, [name]: value });
@@ -284,11 +307,34 @@ function render({ model, el }) {
   head.prepend(buttons, status);
   root.append(head, controls, plots);
   el.appendChild(root);
-  // a slider that takes the focus scrolls to below the sticky part, not under it
-  const heightOfHead = () => root.style.setProperty("--rhn-head-height", `${head.offsetHeight}px`);
-  const resized = typeof ResizeObserver === "function" ? new ResizeObserver(heightOfHead) : null;
-  if (resized) resized.observe(head);
-  heightOfHead();
+  // a slider that takes the focus scrolls to below the sticky part, not under
+  // it; each canvas gets a backing store of the width it is shown at. Both
+  // from the sizes a ResizeObserver hands over, without reading the layout
+  const canvases = [drawLoss.canvas, drawHeat.canvas, drawGates.canvas];
+  const resized = typeof ResizeObserver === "function"
+    ? new ResizeObserver((entries) => {
+        let changed = false;
+        for (const e of entries) {
+          if (e.target === head) {
+            const box = e.borderBoxSize && e.borderBoxSize[0];
+            const h = box ? box.blockSize : e.contentRect.height;
+            root.style.setProperty("--rhn-head-height", `${h}px`);
+          }
+          const cv = canvases.find((c) => c.c === e.target);
+          if (cv && cv.fit(e.contentRect.width)) changed = true;
+        }
+        if (changed) {
+          drawn = { version: -1, key: "" };
+          schedule(true);
+        }
+      })
+    : null;
+  if (resized) {
+    resized.observe(head);
+    for (const cv of canvases) resized.observe(cv.c);
+  } else {
+    root.style.setProperty("--rhn-head-height", `${head.offsetHeight}px`);
+  }
   draw();
   return () => {
     closed = true;

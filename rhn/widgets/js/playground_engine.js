@@ -10,7 +10,7 @@
 //   {type: "play", stopAt} / {type: "pause"}
 //   {type: "step"}                     one step, then paused
 //   {type: "lr", lr, log_lr}           a new learning rate, no restart
-// Snapshots out: {gen, steps, from, losses: [rhn, rnn] (the losses of steps
+// Snapshots out: {gen, steps, from, losses: [rhn, rnn] (Float64Arrays: the losses of steps
 // from + 1 .. steps, those not sent yet), last: [{gradNorms, gateMean} | null
 // per net], playing, error, log_lr}. Messages are handled in order, so a
 // snapshot reflects every message sent before it.
@@ -18,7 +18,8 @@
 import { Trainer } from "./playground_numerics.js";
 
 /** The message handler of a training loop that trains in chunks of about
- * `budgetMs` and calls `post(snapshot)` after each chunk and each message. */
+ * `budgetMs` and calls `post(snapshot, buffers)` after each chunk and each
+ * message (`buffers`: the snapshot's array buffers, which may be transferred). */
 export function createEngine(post, budgetMs) {
   let d = null;
   let trainer = null;
@@ -33,20 +34,17 @@ export function createEngine(post, budgetMs) {
   // (pause, reset) are handled between two chunks
   const channel = new MessageChannel();
 
+  // the arrays of a snapshot are fresh copies, so that a worker can hand
+  // their memory over (transfer) instead of having them copied again
   const snapshot = () => {
     const from = sent;
     sent = trainer.steps;
-    const last = trainer.last.map((out) => (out ? { gradNorms: out.gradNorms, gateMean: out.gateMean } : null));
-    post({
-      gen,
-      steps: trainer.steps,
-      from,
-      losses: trainer.losses.map((l) => l.slice(from)),
-      last,
-      playing,
-      error,
-      log_lr: logLr,
-    });
+    const last = trainer.last.map((out) =>
+      out ? { gradNorms: Float64Array.from(out.gradNorms), gateMean: Float64Array.from(out.gateMean) } : null,
+    );
+    const losses = trainer.losses.map((l) => Float64Array.from(l.slice(from)));
+    const buffers = [...losses, ...last.flatMap((o) => (o ? [o.gradNorms, o.gateMean] : []))].map((a) => a.buffer);
+    post({ gen, steps: trainer.steps, from, losses, last, playing, error, log_lr: logLr }, buffers);
   };
 
   const trainOne = () => {

@@ -6,6 +6,7 @@
 
 import { createEngine } from "./playground_engine.js";
 
-// a chunk of 25 ms between two snapshots: about 40 redraws a second
-const handle = createEngine((snapshot) => self.postMessage(snapshot), 25);
+// a chunk of 50 ms between two snapshots (the page redraws at most every
+// 100 ms while it plays); the snapshot's arrays are transferred, not copied
+const handle = createEngine((snapshot, buffers) => self.postMessage(snapshot, buffers), 50);
 self.onmessage = (e) => handle(e.data);
