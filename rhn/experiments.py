@@ -90,7 +90,7 @@ def uses_field(model: str, field: str) -> bool:
 
     ``depth`` is read by the deep-transition models only, ``transform_bias``
     and ``dropout`` by the RHN and ``forget_bias`` by the LSTM; every other
-    field by all models (:func:`rhn.train.config.reads_field`).
+    field by all models (``rhn.train.config.reads_field``).
     """
     return reads_field(model, field)
 

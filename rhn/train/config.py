@@ -155,7 +155,7 @@ class TrainConfig:
             RHN: with another model it becomes 0, what that model trains
             with, as does a sweep's base rate for its runs of other models
             (:func:`rhn.experiments.sweep`); a recorded config rebuilds the
-            same way (:func:`rhn.train.records.filled_config`).
+            same way (``rhn.train.records.filled_config``).
         patience: stop early after this many evaluations without a better
             held-out loss, keeping the best weights; 0: off.
         log_csv: a CSV file that gets one row per step (step, losses,

@@ -710,7 +710,7 @@ def claim_folder(
     owning ``out``: ``run_id`` and ``parent`` from ``identity``
     (``branch``: whether it found this resume to be a branch). What an
     interrupted ``overwrite`` left is dealt with before, by
-    :func:`recover_folder`, ahead of the loggers' checks.
+    ``recover_folder``, ahead of the loggers' checks.
     """
     lock = FolderLock(out).acquire()
     try:
