@@ -63,13 +63,16 @@ class TrainResult:
             ``num_params_total`` predates it: its ``num_params`` counts the
             head too.) With ``patience``, the model
             is the one of the best evaluation, ``best_step`` says when that
-            was and ``test_loss`` is its held-out loss. On a task with
-            ``held_out`` splits (the chorales), the evaluations score the
-            validation split, ``valid_loss`` is the validation loss of the
-            model returned and ``test_loss`` its loss on the test split; a
-            task without a test split (``held_out=(valid, None)``, e.g. a
+            was and ``test_loss`` (and ``test_accuracy``) are its held-out
+            scores. On a task with ``held_out`` splits (the chorales, own
+            data), the evaluations score the validation split,
+            ``valid_loss`` (and ``valid_accuracy``) are the validation scores
+            of the model returned and ``test_loss`` (and ``test_accuracy``)
+            its scores on the test split; a task without a test split
+            (``held_out=(valid, None)``, e.g. a
             :func:`rhn.owntasks.tensor_task` given no test data) has
-            ``test_loss`` ``None`` and ``test_loss_reason`` saying why.
+            ``test_loss`` (and ``test_accuracy``) ``None`` and
+            ``test_loss_reason`` saying why.
     """
 
     model: torch.nn.Module
@@ -669,14 +672,25 @@ class _Run:
         """With early stopping, the best step and loss; on a fixed data set, the
         validation loss and the test split's loss (of the model as it is)."""
         out: dict[str, Any] = {}
+        accuracy = self.history.get("test_accuracy")
         if self.best is not None:
-            # the held-out set also chose these weights
+            # the held-out set also chose these weights; the accuracy is the
+            # one of that evaluation, not of the last
             out.update(best_step=self.best["step"], test_loss=self.best["loss"])
+            if accuracy:
+                at = self.history["eval_step"].index(self.best["step"])
+                out["test_accuracy"] = accuracy[at]
         if self.task.held_out is not None:
+            # the evaluations scored the validation split: their loss and
+            # accuracy are the validation's; the test split is scored here
             out["valid_loss"] = out.pop("test_loss", self.history["test_loss"][-1])
+            if accuracy:
+                out["valid_accuracy"] = out.pop("test_accuracy", accuracy[-1])
             if self.task.held_out[1] is None:  # nothing held out for a test
                 out["test_loss"] = None
                 out["test_loss_reason"] = NO_TEST_SPLIT
+                if accuracy:
+                    out["test_accuracy"] = None
                 return out
             test = self.task.generate(
                 self.config.eval_samples,
@@ -686,6 +700,8 @@ class _Run:
             )
             scores = evaluate(self.model, self.task, test, self.autocast)
             out["test_loss"] = scores["test_loss"]
+            if "test_accuracy" in scores:
+                out["test_accuracy"] = scores["test_accuracy"]
         return out
 
     def save_checkpoint(self, stop_if_moved: bool = True) -> None:
@@ -917,6 +933,9 @@ class _Run:
             # scored only at the end (held_out_metrics), so a run that stops on
             # an error has no test loss
             metrics["valid_loss"], metrics["test_loss"] = test_loss, None
+            if "test_accuracy" in metrics:  # likewise the validation's
+                metrics["valid_accuracy"] = metrics.pop("test_accuracy")
+                metrics["test_accuracy"] = None
         if error is not None:
             metrics["error"] = error
         return metrics
