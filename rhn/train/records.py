@@ -107,6 +107,10 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         raise TypeError(
             f"{name} must be a path (str or pathlib.Path), got {type(path).__name__}"
         )
+    if not str(path).strip():  # Path("") is the current directory
+        raise ValueError(
+            f"{name} must be a checkpoint file or a run folder, got {str(path)!r}"
+        )
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_NAME  # a run directory
