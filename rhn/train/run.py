@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -334,6 +335,8 @@ class _Run:
         # The order of these draws fixes the run: weights first, then data.
         torch.manual_seed(config.seed)  # initial weights (and dropout masks)
         self.model = make_model(config, device=self.device)
+        if config.hidden_size is None:  # sized by num_params: say a wide miss
+            _say_budget_missed(config, self.model.core, self.task)
         # Two independent streams: even seeds train, odd seeds test.
         self.batches = torch.Generator().manual_seed(2 * config.seed)
         held_out = {}
@@ -347,6 +350,13 @@ class _Run:
             **held_out,
         )
         _check_generated(self.task, self.test_data, self.model)
+        _check_batch_form(
+            self.task,
+            self.test_data,
+            # a held-out split is scored whole, whatever eval_samples says
+            config.eval_samples if self.task.held_out is None else None,
+            "the held-out set",
+        )
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
         self.baseline = _checked_baseline(self.task, config.seq_len)
@@ -559,6 +569,9 @@ class _Run:
         mask = rest[0] if rest else None
         if x.dtype != self.test_data[0].dtype:
             _check_generated(self.task, (x, y, *rest), self.model)
+        _check_batch_form(
+            self.task, (x, y), config.batch_size, f"the batch of step {self.step}"
+        )
         if self.use_graph and mask is not None:
             raise ValueError(
                 f"task {self.task.name!r}: a training batch carries a mask but its "
@@ -886,7 +899,7 @@ class _Run:
             test_loss is not None
             and not (
                 math.isfinite(test_loss)
-                # a baseline of 0 (constant targets) or NaN leaves nothing to
+                # a baseline of 0 (constant targets) leaves nothing to
                 # compare
                 and (
                     not math.isfinite(baseline)
@@ -981,6 +994,25 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
         )
 
 
+BUDGET_MISS = 0.1
+"""A core further than this fraction from ``num_params`` is named when built."""
+
+
+def _say_budget_missed(config: TrainConfig, core: nn.Module, task: Task) -> None:
+    """One line on stderr when the core built for ``config.num_params`` misses
+    it by more than ``BUDGET_MISS`` (a budget so small that one hidden unit
+    more or less is a large step)."""
+    built = count_parameters(core)
+    if abs(built - config.num_params) > BUDGET_MISS * config.num_params:
+        print(
+            f"rhn.train: num_params={config.num_params} builds a {config.model} "
+            f"core of {built} parameters on task {task.name!r} (hidden size "
+            f"{core.hidden_size}, the nearest count), "
+            f"{built / config.num_params - 1:+.0%} off the budget",
+            file=sys.stderr,
+        )
+
+
 def _checked_baseline(task: Any, seq_len: int) -> float:
     """``task.baseline(seq_len)`` as a float; one line naming the task's
     baseline if it is not a real number."""
@@ -993,7 +1025,48 @@ def _checked_baseline(task: Any, seq_len: int) -> float:
             f"(the loss of a memoryless predictor), got {type(value).__name__} "
             f"{_io.one_line(repr(value))[:60]}"
         )
-    return float(value)
+    value = float(value)
+    if not value >= 0 or value == math.inf:  # NaN, negative or infinite
+        raise ValueError(
+            f"task {task.name!r}: its baseline({seq_len}) returned {value}, expected "
+            "a finite loss of 0 or more (the loss of the best memoryless "
+            "predictor, which the divergence check compares the held-out loss with)"
+        )
+    if value == 0:  # constant targets: no multiple of 0 to compare with
+        print(
+            f"rhn.train: task {task.name!r} has a baseline of 0 (its targets are "
+            "predicted exactly without memory, constant targets say): divergence "
+            "is judged by non-finite losses only",
+            file=sys.stderr,
+        )
+    return value
+
+
+def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> None:
+    """Refuse a batch of ``task.generate`` with another number of sequences
+    than ``asked`` (``None``: any, a held-out split scored whole) or targets
+    of a dtype the task's loss does not take (``what`` names the batch)."""
+    x, y = batch[0], batch[1]
+    got = int(x.shape[1]) if x.dim() >= 2 else None
+    if asked is not None and got != asked:
+        raise ValueError(
+            f"task {task.name!r}: its generate was asked for {asked} sequences "
+            f"({what}) and returned inputs of shape {tuple(x.shape)} "
+            f"({got if got is not None else 'no'} sequences, (T, B, features)); "
+            "it must return as many sequences as asked"
+        )
+    wrong = None
+    if task.loss == "mse" and not y.is_floating_point():
+        wrong = "a floating dtype (torch.float32) for its mse loss"
+    elif task.loss == "cross_entropy" and (
+        y.is_floating_point() or y.is_complex() or y.dtype == torch.bool
+    ):
+        wrong = "integer class labels (torch.long) for its cross_entropy loss"
+    if wrong is not None:
+        raise ValueError(
+            f"task {task.name!r}: its generate returned targets of dtype {y.dtype} "
+            f"({what}), expected {wrong}"
+        )
 
 
 HUGE_DATA = 1e4
