@@ -188,6 +188,10 @@ def train(
     # the run's identity: the checkpoint's when it goes on in its own folder,
     # else a new one (a fresh run, or a branch, which names its parent)
     run_id, parent, branch = records.identity(out, state, resume_path)
+    # the folder before the log: a folder holding another run is the reason
+    records.check_out_free(out, state, branch)
+    # the log a resume appends to must hold the run's rows up to its step
+    log_record = _kept_log(config, state, out, branch, resume_path)
     checked: list[Logger] = []
     lock = None
     try:
@@ -198,8 +202,12 @@ def train(
             # nothing is removed for a run that is then refused.
             run = _Run(config, run_id=run_id)
             run.parent = parent
+            run.log_record = log_record
             if state is not None:
                 run.restore(state, resume_path)
+                done = _already_done(run, state, out, branch)
+                if done is not None:
+                    return done
             info: dict[str, Any] = {
                 "columns": list(log_columns(run.task)),
                 "start_step": 0 if state is None else int(state["step"]),
@@ -256,6 +264,90 @@ def train(
                 logger.close()
         if lock is not None:
             lock.release()
+
+
+def _kept_log(
+    config: TrainConfig,
+    state: dict[str, Any] | None,
+    out: Path | None,
+    branch: bool,
+    resume_path: Path | None,
+) -> dict[str, Any] | None:
+    """What the checkpoint records about ``config.log_csv`` (``path``,
+    ``inside``: its place in ``out``, ``from_step``: the step its rows of the
+    run start after, ``last_step``: the last step logged), checked on a resume
+    that appends to the log the run kept: it must hold the run's rows of the
+    steps logged there (a log restored from a backup, cut short, or moved
+    away would leave a gap). A checkpoint without the record (written before
+    it) is not checked."""
+    if config.log_csv is None:
+        return None
+    path = os.path.abspath(config.log_csv)
+    start = 0 if state is None else int(state["step"])
+    inside = None
+    if out is not None:
+        relative = os.path.relpath(path, os.path.abspath(out))
+        inside = None if relative.startswith("..") else relative
+    record = {"path": path, "inside": inside, "from_step": start, "last_step": start}
+    saved = None if state is None or branch else state.get("log")
+    if not isinstance(saved, dict):
+        return record
+    moved_with = (  # a log inside the run's folder moves with it
+        saved.get("inside") is not None
+        and out is not None
+        and os.path.abspath(os.path.join(out, saved["inside"])) == path
+    )
+    if saved.get("path") != path and not moved_with:
+        return record  # another log: the rest of the run goes there
+    try:
+        first, last = int(saved["from_step"]), int(saved["last_step"])
+    except (KeyError, TypeError, ValueError):
+        return record
+    record["from_step"] = first
+    from .loggers import logged_steps, step_ranges
+
+    held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
+    if held is None:  # no log of this kind: the logger's check says so
+        return record
+    missing = [s for s in range(first + 1, min(last, start) + 1) if s not in held]
+    if missing:
+        where = _io.short(config.log_csv)
+        what = (
+            "is missing"
+            if not os.path.exists(config.log_csv)
+            else f"holds this run's rows of steps {step_ranges(held)} only"
+        )
+        raise ValueError(
+            f"log_csv: {where!r} {what}, but the run is at step {start} and logged "
+            f"steps {first + 1}-{last} there (rows of steps {step_ranges(missing)} "
+            f"are missing); appending would leave a gap: restore the file, or pass "
+            "--log-csv (log_csv=) with a new file to log the rest of the run there"
+        )
+    return record
+
+
+def _already_done(
+    run: _Run, state: dict[str, Any], out: Path | None, branch: bool
+) -> TrainResult | None:
+    """A resume in the run's own folder with nothing to train (the run is at
+    ``config.steps`` and its record is written): one line on stderr, the
+    recorded result, and no file touched. ``None`` otherwise."""
+    if branch or run.step < run.config.steps:
+        return None
+    record = records.finished_here(out, state)
+    if record is None:  # its metrics.json is still to write: finish does
+        return None
+    print(
+        f"resume: the run in {_io.short(out)!r} is already at step {run.step} "
+        f"(steps={run.config.steps}): nothing to train, its files are left as "
+        f"they are; give --steps (steps=) above {run.step} to train it further",
+        file=sys.stderr,
+    )
+    if run.best is not None:  # early stopping: the weights it returned
+        run.model.load_state_dict(run.best["model"])
+    run.model.eval()
+    metrics = {k: v for k, v in record.items() if k not in ("config", "history", "run")}
+    return TrainResult(model=run.model, history=run.history, metrics=metrics)
 
 
 def _parent_log(state: dict[str, Any] | None) -> str | None:
@@ -396,6 +488,8 @@ class _Run:
         self.parent: dict[str, Any] | None = None
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
         self.loggers: list[Logger] = []  # started by train, one row per step
+        # config.log_csv's rows of the run (train's _kept_log), in the checkpoint
+        self.log_record: dict[str, Any] | None = None
         self.columns = log_columns(self.task)
 
     def _setup_precision(self) -> None:
@@ -733,6 +827,8 @@ class _Run:
             "schedule_steps": self.schedule_steps,
             # where this run wrote, whatever the directory a resume starts in
             "paths": _absolute_paths(self.config),
+            # config.log_csv: the steps it holds rows of, checked on a resume
+            "log": None if self.log_record is None else dict(self.log_record),
         }
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
         records.drop_aside(self.lock)  # the run replaced by overwrite goes now
@@ -814,6 +910,8 @@ class _Run:
                 row = {col: event.get(key) for col, key in self.columns.items()}
                 for logger in self.loggers:
                     logger.log(row)
+                if self.log_record is not None:  # every logger took the row
+                    self.log_record["last_step"] = self.step
             if bar is not None:
                 self._show_progress(bar, event)
             if callback is not None:
