@@ -244,6 +244,8 @@ def train(
                     logger.start(info)
                     started.append(logger)
                 run.loggers = started
+                if state is None:
+                    _notes(run)
                 run.fit(callback)
             finally:
                 for logger in started:
@@ -427,8 +429,6 @@ class _Run:
         # The order of these draws fixes the run: weights first, then data.
         torch.manual_seed(config.seed)  # initial weights (and dropout masks)
         self.model = make_model(config, device=self.device)
-        if config.hidden_size is None:  # sized by num_params: say a wide miss
-            _say_budget_missed(config, self.model.core, self.task)
         # Two independent streams: even seeds train, odd seeds test.
         self.batches = torch.Generator().manual_seed(2 * config.seed)
         held_out = {}
@@ -1130,14 +1130,21 @@ def _checked_baseline(task: Any, seq_len: int) -> float:
             "a finite loss of 0 or more (the loss of the best memoryless "
             "predictor, which the divergence check compares the held-out loss with)"
         )
-    if value == 0:  # constant targets: no multiple of 0 to compare with
+    return value
+
+
+def _notes(run: _Run) -> None:
+    """What a fresh run says once, on stderr, when every check has passed: a
+    core that misses its ``num_params`` widely, and a baseline of 0."""
+    if run.config.hidden_size is None:  # sized by num_params
+        _say_budget_missed(run.config, run.model.core, run.task)
+    if run.baseline == 0:  # constant targets: no multiple of 0 to compare with
         print(
-            f"rhn.train: task {task.name!r} has a baseline of 0 (its targets are "
-            "predicted exactly without memory, constant targets say): divergence "
-            "is judged by non-finite losses only",
+            f"rhn.train: task {run.task.name!r} has a baseline of 0 (its targets "
+            "are predicted exactly without memory, constant targets say): "
+            "divergence is judged by non-finite losses only",
             file=sys.stderr,
         )
-    return value
 
 
 def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> None:
