@@ -65,6 +65,11 @@ def test_a_resume_refuses_a_log_moved_away_and_takes_a_new_one(tmp_path, capsys)
     assert [r["step"] for r in rows(new)] == ["7", "8"]
     train(dataclasses.replace(config, steps=9, log_csv=str(new)), resume=out)
     assert [r["step"] for r in rows(new)] == ["7", "8", "9"]
+    # back to the first log, restored: it stops at step 6, the run is at 9
+    (tmp_path / "log.saved.csv").rename(log)
+    with pytest.raises(ValueError, match="up to step 6, but the run is at step 9"):
+        train(dataclasses.replace(config, steps=10), resume=out)
+    assert [r["step"] for r in rows(log)][-1] == "6"
     new.write_text(new.read_text().splitlines(keepends=True)[0])  # header only
     with pytest.raises(ValueError, match="rows of steps none only"):
         train(dataclasses.replace(config, steps=10, log_csv=str(new)), resume=out)

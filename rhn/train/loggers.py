@@ -91,6 +91,10 @@ class CSVLogger(Logger):
     checkpoint records, if larger), so that a superseded row and a row of
     the resumed call never share a segment number.
 
+    A resume also refuses a log that lacks the run's rows up to the last
+    step its checkpoint records as logged there (a file cut short, restored
+    from an older copy, or moved away), so that no gap is left silently.
+
     Refused before any work, with one line naming ``log_csv``: a file that is
     not a log of this kind (its first line is not this run's header), a
     resumed run's append to a log of another run (another ``run`` id), a

@@ -121,6 +121,13 @@ def train(
             into another ``out`` (or none) is a branch: a run with an id of
             its own, whose ``run.json``, checkpoint and ``metrics.json``
             (``run.parent``) name the run, checkpoint and step it came from.
+            The log it appends to (``config.log_csv``, as the checkpoint
+            records it) must hold the run's rows up to the last step logged
+            there: a log cut short or gone is refused (restore it, or give
+            another ``log_csv`` for the rest of the run). A resume in the
+            run's own folder that has no step left to train (``steps``
+            reached, ``metrics.json`` written) says so in one line on stderr,
+            writes nothing and returns the recorded metrics.
         overwrite: replace a different run already in ``config.out``
             (default ``False``: refused, as on the command line), once every
             check of this run has passed; a :class:`~rhn.train.CSVLogger`
@@ -142,7 +149,9 @@ def train(
     ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
     finite or more than ``rhn.train.DIVERGED_FACTOR`` times the task's baseline
     (the loss of the best constant prediction): a run can blow up while its
-    loss stays finite.
+    loss stays finite. With a baseline of 0 (constant targets) only a
+    non-finite loss counts, and the run says so; a baseline that is NaN,
+    negative or infinite is refused.
 
     Raises:
         FloatingPointError: if the training loss becomes NaN or infinite; the
@@ -299,16 +308,26 @@ def _kept_log(
         and out is not None
         and os.path.abspath(os.path.join(out, saved["inside"])) == path
     )
+    from .loggers import logged_steps, step_ranges
+
+    held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
     if saved.get("path") != path and not moved_with:
-        return record  # another log: the rest of the run goes there
+        # another log: the rest of the run goes there, unless it is an
+        # earlier log of the run, whose rows stop before the run's step
+        if held and max(held) < start:
+            raise ValueError(
+                f"log_csv: {_io.short(config.log_csv)!r} holds this run's rows "
+                f"up to step {max(held)}, but the run is at step {start}: steps "
+                f"after {max(held)} were logged in {_io.short(saved.get('path'))!r} "
+                "(so its checkpoint says); appending here would leave a gap: "
+                "resume with that log, or pass --log-csv (log_csv=) with a new file"
+            )
+        return record
     try:
         first, last = int(saved["from_step"]), int(saved["last_step"])
     except (KeyError, TypeError, ValueError):
         return record
     record["from_step"] = first
-    from .loggers import logged_steps, step_ranges
-
-    held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
     if held is None:  # no log of this kind: the logger's check says so
         return record
     missing = [s for s in range(first + 1, min(last, start) + 1) if s not in held]
