@@ -630,6 +630,13 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
     module_name, function = (part.strip() for part in spec.split(":"))
     if not module_name or not function:
         raise ValueError(f"{name} must be a task name or module:function, got {spec!r}")
+    dotted = module_name.split(".")
+    if not all(part.isidentifier() for part in dotted) or dotted[-1] == "py":
+        raise ValueError(
+            f"{name} {spec}: expected a module name before the colon (dotted, as "
+            f"Python imports it: mytasks or pkg.mytasks, without a path, ./ or "
+            f".py), got {module_name!r}"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:

@@ -207,21 +207,26 @@ def test_a_held_out_split_whose_mask_keeps_nothing_is_refused():
 
 def test_the_cli_summary_is_strict_json(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "nanbase.py").write_text(
+    # a NaN baseline is refused since round 9: a held-out loss that
+    # overflows (targets of 1e30 in the held-out set alone) is non-finite
+    (tmp_path / "infloss.py").write_text(
         "import dataclasses\n"
         "from rhn.tasks import get_task\n"
         "def make():\n"
         "    task = get_task('adding')\n"
-        "    return dataclasses.replace(task, name='nanbase',\n"
-        "                               baseline=lambda seq_len: float('nan'))\n"
+        "    def generate(n, seq_len, generator=None, **kwargs):\n"
+        "        x, y = task.generate(n, seq_len, generator=generator, **kwargs)\n"
+        "        return (x, y) if generator is not None else (x, y + 1e30)\n"
+        "    return dataclasses.replace(task, name='infloss', generate=generate)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    argv = ["train", *CLI[2:], "--task", "nanbase:make", "--out", "n"]
-    assert main(argv) == 0  # a NaN baseline says nothing of divergence
+    argv = ["train", *CLI[2:], "--task", "infloss:make", "--out", "n"]
+    assert main(argv) == 1  # a held-out loss of inf: diverged
     text = capsys.readouterr().out
     summary = json.loads(text[: text.rindex("}") + 1], parse_constant=_refuse)
-    assert summary["baseline"] is None and summary["ratio_to_baseline"] is None
-    assert summary["non_finite"] == {"baseline": "nan", "ratio_to_baseline": "nan"}
+    assert summary["test_loss"] is None and summary["ratio_to_baseline"] is None
+    assert summary["non_finite"] == {"test_loss": "inf", "ratio_to_baseline": "inf"}
+    assert summary["diverged"] is True
 
 
 def _refuse(name):

@@ -288,6 +288,16 @@ class TrainConfig:
         self._unread_fields(_FIELDS if given is None else given)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
         self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
+        if (
+            self.out is not None
+            and self.log_csv is not None
+            and os.path.realpath(self.out) == os.path.realpath(self.log_csv)
+        ):  # the log would be made first, and out then found to be a file
+            raise ValueError(
+                f"log_csv and out name the same path ({self.log_csv!r}): out is a "
+                "folder and log_csv a file in it or beside it; give the log "
+                f"another name, e.g. {os.path.join(self.out, 'log.csv')!r}"
+            )
 
     def _unread_fields(self, given: frozenset[str]) -> None:
         """Refuse a ``dropout`` or ``forget_bias`` given for a model that does

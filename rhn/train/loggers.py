@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,10 @@ class CSVLogger(Logger):
     than the largest in the file (or the number of earlier calls the
     checkpoint records, if larger), so that a superseded row and a row of
     the resumed call never share a segment number.
+
+    A resume also refuses a log that lacks the run's rows up to the last
+    step its checkpoint records as logged there (a file cut short, restored
+    from an older copy, or moved away), so that no gap is left silently.
 
     Refused before any work, with one line naming ``log_csv``: a file that is
     not a log of this kind (its first line is not this run's header), a
@@ -491,6 +496,44 @@ def _refuse_run_files(path: Path, out: str | None) -> None:
             f"{_io.short(folder)!r} ({', '.join(_RUN_FILES)}); give the log "
             "another name, e.g. log.csv"
         )
+
+
+def logged_steps(path: str | os.PathLike[str], run_id: str | None) -> set[int] | None:
+    """The steps of run ``run_id`` that the log ``path`` holds rows of: an
+    empty set if it is missing or empty, ``None`` if it is no log with a
+    ``run`` column (the logger's own check then says what is wrong)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            table = list(csv.reader(f))
+    except FileNotFoundError:
+        return set()
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if not table:
+        return set()
+    header = table[0]
+    if "step" not in header or header[-1] != "run":
+        return None
+    at = header.index("step")
+    return {
+        int(row[at])
+        for row in table[1:]
+        if len(row) == len(header) and row[-1] == run_id and row[at].isdigit()
+    }
+
+
+def step_ranges(steps: Iterable[int], most: int = 4) -> str:
+    """``1-5, 21-30``: sorted steps as ranges (the first ``most`` of them)."""
+    spans: list[list[int]] = []
+    for step in sorted(steps):
+        if spans and step == spans[-1][1] + 1:
+            spans[-1][1] = step
+        else:
+            spans.append([step, step])
+    words = [f"{a}-{b}" if b > a else f"{a}" for a, b in spans[:most]]
+    if len(spans) > most:
+        words.append("...")
+    return ", ".join(words) or "none"
 
 
 def _text(value: Any) -> str:

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import _checks, chorales
-from ..baselines import build_model, matched_hidden_size
+from ..baselines import build_model, count_parameters, matched_hidden_size
 from ..tasks import Task, get_task
 from .config import TrainConfig
 
@@ -89,6 +89,15 @@ def make_model(
         kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
     H = config.hidden_size
     if H is None:
+        smallest = count_parameters(
+            build_model(config.model, task.input_size, 1, device="meta", **kwargs)
+        )
+        if config.num_params < smallest:  # hidden size 1 is over the budget
+            raise ValueError(
+                f"num_params must be at least {smallest}, the core of the smallest "
+                f"{config.model} (hidden size 1) on task {task.name!r} "
+                f"({task.input_size} inputs), got {config.num_params}"
+            )
         H = matched_hidden_size(
             config.model, task.input_size, config.num_params, **kwargs
         )

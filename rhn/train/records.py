@@ -107,6 +107,10 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         raise TypeError(
             f"{name} must be a path (str or pathlib.Path), got {type(path).__name__}"
         )
+    if not str(path).strip():  # Path("") is the current directory
+        raise ValueError(
+            f"{name} must be a checkpoint file or a run folder, got {str(path)!r}"
+        )
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_NAME  # a run directory
@@ -743,27 +747,7 @@ def claim_folder(
                         "run, or another --out for a branch of it"
                     )
             if not same and (not overwrite or resume_state is not None):
-                what = (
-                    "another run than the checkpoint resumed"
-                    if resume_state is not None
-                    else "a run"
-                )
-                how = (
-                    "delete it yourself"
-                    if resume_state is not None
-                    else "--overwrite (overwrite=True) to replace it"
-                )
-                go_on = (
-                    f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue "
-                    f"it, {how}, or another out"
-                    if CHECKPOINT_NAME in found
-                    else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give "
-                    "another out"
-                )
-                raise ValueError(
-                    f"out: {str(out)!r} already holds {what} ({', '.join(found)}); "
-                    + go_on
-                )
+                _refuse_other_run(out, found, resumed=resume_state is not None)
             if not same:  # overwrite: never leave a mix of two runs
                 _check_replaceable(out)
                 lock.aside = _set_aside(out, run_id)
@@ -783,6 +767,59 @@ def claim_folder(
         lock.release()
         raise
     return lock
+
+
+def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
+    """Refuse ``out``, which holds another run (its files ``found``)."""
+    what = "another run than the checkpoint resumed" if resumed else "a run"
+    how = (
+        "delete it yourself"
+        if resumed
+        else "--overwrite (overwrite=True) to replace it"
+    )
+    go_on = (
+        f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue it, {how}, "
+        "or another out"
+        if CHECKPOINT_NAME in found
+        else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give another out"
+    )
+    raise ValueError(
+        f"out: {str(out)!r} already holds {what} ({', '.join(found)}); " + go_on
+    )
+
+
+def check_out_free(
+    out: Path | None, state: dict[str, Any] | None, branch: bool
+) -> None:
+    """Refuse, before the loggers' checks, a resume into an ``out`` that holds
+    another run (a backup checkpoint whose folder now holds a new run): the
+    folder is the reason, not the log (``claim_folder`` checks it again under
+    its lock)."""
+    if out is None or state is None or not branch or not out.is_dir():
+        return
+    found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+    if found:
+        _refuse_other_run(out, found, resumed=True)
+
+
+def finished_here(out: Path | None, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The record in ``out`` of the run ``state`` checkpoints when that record
+    is of the checkpoint's step (nothing is left to write for it), else ``None``."""
+    if out is None:
+        return None
+    try:
+        record = _io.read_json(out / METRICS_NAME, name="out")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or "error" in record:
+        return None
+    run = record.get("run")
+    run_id = run.get("id") if isinstance(run, dict) else None
+    if not run_id or run_id != state.get("run_id"):
+        return None
+    if record.get("steps") != int(state["step"]):
+        return None
+    return record
 
 
 def still_claimed(out: Path, lock: FolderLock | None) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -123,6 +124,13 @@ def train(
             into another ``out`` (or none) is a branch: a run with an id of
             its own, whose ``run.json``, checkpoint and ``metrics.json``
             (``run.parent``) name the run, checkpoint and step it came from.
+            The log it appends to (``config.log_csv``, as the checkpoint
+            records it) must hold the run's rows up to the last step logged
+            there: a log cut short or gone is refused (restore it, or give
+            another ``log_csv`` for the rest of the run). A resume in the
+            run's own folder that has no step left to train (``steps``
+            reached, ``metrics.json`` written) says so in one line on stderr,
+            writes nothing and returns the recorded metrics.
         overwrite: replace a different run already in ``config.out``
             (default ``False``: refused, as on the command line), once every
             check of this run has passed; a :class:`~rhn.train.CSVLogger`
@@ -144,7 +152,9 @@ def train(
     ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
     finite or more than ``rhn.train.DIVERGED_FACTOR`` times the task's baseline
     (the loss of the best constant prediction): a run can blow up while its
-    loss stays finite.
+    loss stays finite. With a baseline of 0 (constant targets) only a
+    non-finite loss counts, and the run says so; a baseline that is NaN,
+    negative or infinite is refused.
 
     Raises:
         FloatingPointError: if the training loss becomes NaN or infinite; the
@@ -190,6 +200,10 @@ def train(
     # the run's identity: the checkpoint's when it goes on in its own folder,
     # else a new one (a fresh run, or a branch, which names its parent)
     run_id, parent, branch = records.identity(out, state, resume_path)
+    # the folder before the log: a folder holding another run is the reason
+    records.check_out_free(out, state, branch)
+    # the log a resume appends to must hold the run's rows up to its step
+    log_record = _kept_log(config, state, out, branch, resume_path)
     checked: list[Logger] = []
     lock = None
     try:
@@ -200,8 +214,12 @@ def train(
             # nothing is removed for a run that is then refused.
             run = _Run(config, run_id=run_id)
             run.parent = parent
+            run.log_record = log_record
             if state is not None:
                 run.restore(state, resume_path)
+                done = _already_done(run, state, out, branch)
+                if done is not None:
+                    return done
             info: dict[str, Any] = {
                 "columns": list(log_columns(run.task)),
                 "start_step": 0 if state is None else int(state["step"]),
@@ -238,6 +256,8 @@ def train(
                     logger.start(info)
                     started.append(logger)
                 run.loggers = started
+                if state is None:
+                    _notes(run)
                 run.fit(callback)
             finally:
                 for logger in started:
@@ -258,6 +278,100 @@ def train(
                 logger.close()
         if lock is not None:
             lock.release()
+
+
+def _kept_log(
+    config: TrainConfig,
+    state: dict[str, Any] | None,
+    out: Path | None,
+    branch: bool,
+    resume_path: Path | None,
+) -> dict[str, Any] | None:
+    """What the checkpoint records about ``config.log_csv`` (``path``,
+    ``inside``: its place in ``out``, ``from_step``: the step its rows of the
+    run start after, ``last_step``: the last step logged), checked on a resume
+    that appends to the log the run kept: it must hold the run's rows of the
+    steps logged there (a log restored from a backup, cut short, or moved
+    away would leave a gap). A checkpoint without the record (written before
+    it) is not checked."""
+    if config.log_csv is None:
+        return None
+    path = os.path.abspath(config.log_csv)
+    start = 0 if state is None else int(state["step"])
+    inside = None
+    if out is not None:
+        relative = os.path.relpath(path, os.path.abspath(out))
+        inside = None if relative.startswith("..") else relative
+    record = {"path": path, "inside": inside, "from_step": start, "last_step": start}
+    saved = None if state is None or branch else state.get("log")
+    if not isinstance(saved, dict):
+        return record
+    moved_with = (  # a log inside the run's folder moves with it
+        saved.get("inside") is not None
+        and out is not None
+        and os.path.abspath(os.path.join(out, saved["inside"])) == path
+    )
+    from .loggers import logged_steps, step_ranges
+
+    held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
+    if saved.get("path") != path and not moved_with:
+        # another log: the rest of the run goes there, unless it is an
+        # earlier log of the run, whose rows stop before the run's step
+        if held and max(held) < start:
+            raise ValueError(
+                f"log_csv: {_io.short(config.log_csv)!r} holds this run's rows "
+                f"up to step {max(held)}, but the run is at step {start}: steps "
+                f"after {max(held)} were logged in {_io.short(saved.get('path'))!r} "
+                "(so its checkpoint says); appending here would leave a gap: "
+                "resume with that log, or pass --log-csv (log_csv=) with a new file"
+            )
+        return record
+    try:
+        first, last = int(saved["from_step"]), int(saved["last_step"])
+    except (KeyError, TypeError, ValueError):
+        return record
+    record["from_step"] = first
+    if held is None:  # no log of this kind: the logger's check says so
+        return record
+    missing = [s for s in range(first + 1, min(last, start) + 1) if s not in held]
+    if missing:
+        where = _io.short(config.log_csv)
+        what = (
+            "is missing"
+            if not os.path.exists(config.log_csv)
+            else f"holds this run's rows of steps {step_ranges(held)} only"
+        )
+        raise ValueError(
+            f"log_csv: {where!r} {what}, but the run is at step {start} and logged "
+            f"steps {first + 1}-{last} there (rows of steps {step_ranges(missing)} "
+            f"are missing); appending would leave a gap: restore the file, or pass "
+            "--log-csv (log_csv=) with a new file to log the rest of the run there"
+        )
+    return record
+
+
+def _already_done(
+    run: _Run, state: dict[str, Any], out: Path | None, branch: bool
+) -> TrainResult | None:
+    """A resume in the run's own folder with nothing to train (the run is at
+    ``config.steps`` and its record is written): one line on stderr, the
+    recorded result, and no file touched. ``None`` otherwise."""
+    if branch or run.step < run.config.steps:
+        return None
+    record = records.finished_here(out, state)
+    if record is None:  # its metrics.json is still to write: finish does
+        return None
+    print(
+        f"resume: the run in {_io.short(out)!r} is already at step {run.step} "
+        f"(steps={run.config.steps}): nothing to train, its files are left as "
+        f"they are; give --steps (steps=) above {run.step} to train it further",
+        file=sys.stderr,
+    )
+    if run.best is not None:  # early stopping: the weights it returned
+        run.model.load_state_dict(run.best["model"])
+    run.model.eval()
+    metrics = {k: v for k, v in record.items() if k not in ("config", "history", "run")}
+    return TrainResult(model=run.model, history=run.history, metrics=metrics)
 
 
 def _parent_log(state: dict[str, Any] | None) -> str | None:
@@ -350,6 +464,13 @@ class _Run:
             **held_out,
         )
         _check_generated(self.task, self.test_data, self.model)
+        _check_batch_form(
+            self.task,
+            self.test_data,
+            # a held-out split is scored whole, whatever eval_samples says
+            config.eval_samples if self.task.held_out is None else None,
+            "the held-out set",
+        )
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
         self.baseline = _checked_baseline(self.task, config.seq_len)
@@ -389,6 +510,8 @@ class _Run:
         self.parent: dict[str, Any] | None = None
         self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
         self.loggers: list[Logger] = []  # started by train, one row per step
+        # config.log_csv's rows of the run (train's _kept_log), in the checkpoint
+        self.log_record: dict[str, Any] | None = None
         self.columns = log_columns(self.task)
 
     def _setup_precision(self) -> None:
@@ -562,6 +685,9 @@ class _Run:
         mask = rest[0] if rest else None
         if x.dtype != self.test_data[0].dtype:
             _check_generated(self.task, (x, y, *rest), self.model)
+        _check_batch_form(
+            self.task, (x, y), config.batch_size, f"the batch of step {self.step}"
+        )
         if self.use_graph and mask is not None:
             raise ValueError(
                 f"task {self.task.name!r}: a training batch carries a mask but its "
@@ -736,6 +862,8 @@ class _Run:
             "schedule_steps": self.schedule_steps,
             # where this run wrote, whatever the directory a resume starts in
             "paths": _absolute_paths(self.config),
+            # config.log_csv: the steps it holds rows of, checked on a resume
+            "log": None if self.log_record is None else dict(self.log_record),
         }
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
         records.drop_aside(self.lock)  # the run replaced by overwrite goes now
@@ -817,6 +945,8 @@ class _Run:
                 row = {col: event.get(key) for col, key in self.columns.items()}
                 for logger in self.loggers:
                     logger.log(row)
+                if self.log_record is not None:  # every logger took the row
+                    self.log_record["last_step"] = self.step
             if bar is not None:
                 self._show_progress(bar, event)
             if callback is not None:
@@ -902,7 +1032,7 @@ class _Run:
             test_loss is not None
             and not (
                 math.isfinite(test_loss)
-                # a baseline of 0 (constant targets) or NaN leaves nothing to
+                # a baseline of 0 (constant targets) leaves nothing to
                 # compare
                 and (
                     not math.isfinite(baseline)
@@ -1000,6 +1130,25 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
         )
 
 
+BUDGET_MISS = 0.1
+"""A core further than this fraction from ``num_params`` is named when built."""
+
+
+def _say_budget_missed(config: TrainConfig, core: nn.Module, task: Task) -> None:
+    """One line on stderr when the core built for ``config.num_params`` misses
+    it by more than ``BUDGET_MISS`` (a budget so small that one hidden unit
+    more or less is a large step)."""
+    built = count_parameters(core)
+    if abs(built - config.num_params) > BUDGET_MISS * config.num_params:
+        print(
+            f"rhn.train: num_params={config.num_params} builds a {config.model} "
+            f"core of {built} parameters on task {task.name!r} (hidden size "
+            f"{core.hidden_size}, the nearest count), "
+            f"{built / config.num_params - 1:+.0%} off the budget",
+            file=sys.stderr,
+        )
+
+
 def _checked_baseline(task: Any, seq_len: int) -> float:
     """``task.baseline(seq_len)`` as a float; one line naming the task's
     baseline if it is not a real number."""
@@ -1012,7 +1161,55 @@ def _checked_baseline(task: Any, seq_len: int) -> float:
             f"(the loss of a memoryless predictor), got {type(value).__name__} "
             f"{_io.one_line(repr(value))[:60]}"
         )
-    return float(value)
+    value = float(value)
+    if not value >= 0 or value == math.inf:  # NaN, negative or infinite
+        raise ValueError(
+            f"task {task.name!r}: its baseline({seq_len}) returned {value}, expected "
+            "a finite loss of 0 or more (the loss of the best memoryless "
+            "predictor, which the divergence check compares the held-out loss with)"
+        )
+    return value
+
+
+def _notes(run: _Run) -> None:
+    """What a fresh run says once, on stderr, when every check has passed: a
+    core that misses its ``num_params`` widely, and a baseline of 0."""
+    if run.config.hidden_size is None:  # sized by num_params
+        _say_budget_missed(run.config, run.model.core, run.task)
+    if run.baseline == 0:  # constant targets: no multiple of 0 to compare with
+        print(
+            f"rhn.train: task {run.task.name!r} has a baseline of 0 (its targets "
+            "are predicted exactly without memory, constant targets say): "
+            "divergence is judged by non-finite losses only",
+            file=sys.stderr,
+        )
+
+
+def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> None:
+    """Refuse a batch of ``task.generate`` with another number of sequences
+    than ``asked`` (``None``: any, a held-out split scored whole) or targets
+    of a dtype the task's loss does not take (``what`` names the batch)."""
+    x, y = batch[0], batch[1]
+    got = int(x.shape[1]) if x.dim() >= 2 else None
+    if asked is not None and got != asked:
+        raise ValueError(
+            f"task {task.name!r}: its generate was asked for {asked} sequences "
+            f"({what}) and returned inputs of shape {tuple(x.shape)} "
+            f"({got if got is not None else 'no'} sequences, (T, B, features)); "
+            "it must return as many sequences as asked"
+        )
+    wrong = None
+    if task.loss == "mse" and not y.is_floating_point():
+        wrong = "a floating dtype (torch.float32) for its mse loss"
+    elif task.loss == "cross_entropy" and (
+        y.is_floating_point() or y.is_complex() or y.dtype == torch.bool
+    ):
+        wrong = "integer class labels (torch.long) for its cross_entropy loss"
+    if wrong is not None:
+        raise ValueError(
+            f"task {task.name!r}: its generate returned targets of dtype {y.dtype} "
+            f"({what}), expected {wrong}"
+        )
 
 
 HUGE_DATA = 1e4
