@@ -2,7 +2,8 @@ r"""The package's default settings, in one place, and the rule behind the bias.
 
 :class:`rhn.RHN`, :class:`rhn.RHNCell`, :class:`rhn.train.TrainConfig` and the
 ``python -m rhn train`` command line all read their defaults from here, so they
-cannot disagree. The values are the ones the book measured:
+cannot disagree. The values are a safe start, not a measured optimum (chapter
+14 says how to choose); what the book measured at them:
 
 - **Transform-gate bias** :math:`b_T = -3` (:data:`TRANSFORM_BIAS`). Chapter 11
   trains the RHN with it (depth 2, :math:`H = 48`): the adding problem with
@@ -21,7 +22,8 @@ cannot disagree. The values are the ones the book measured:
   sweeps. At a fixed parameter budget deeper cells needed more steps there
   (mean steps to solve the adding problem, over the seeds that solved it:
   500, 530, 590 and 750 at :math:`D = 1, 2, 3, 4`) and depth 4 failed one
-  seed of five on each task.
+  seed of five on each task: depth 1 did as well, and :math:`D = 2` is the
+  default as the smallest depth at which a step is a deep transition.
 
 A deeper cell keeps the same memory per time step only with a more negative
 bias: each micro-layer multiplies the carried state by :math:`1 - \sigma(b)`,

@@ -9,8 +9,8 @@ compute capability (``torch.cuda.get_device_capability``), in one place:
   no loss scaling;
 - 7.x (V100, T4, RTX 20xx): float16 autocast with a ``GradScaler``, as these
   have tensor cores for float16 and none for bfloat16;
-- below 7.0 (P100, K80): full precision, as without tensor cores 16 bits
-  would only add conversions.
+- below 7.0 (P100, K80): full precision; without tensor cores 16 bits gain
+  little (the P100's faster float16 arithmetic aside) and need loss scaling.
 
 This is what ``TrainConfig(amp=None)`` does (:func:`precision`).
 ``torch.cuda.is_bf16_supported()`` is not asked: by default it counts
@@ -98,8 +98,8 @@ def precision(device: torch.device | str, amp: bool | None = None) -> Precision:
         device: where the model runs.
         amp: ``None`` (default) picks by the device; ``False`` is full
             precision everywhere; ``True`` asks for mixed precision: on CUDA
-            below capability 7.0 that is float16 with a ``GradScaler``, slower
-            than full precision there; on the CPU bfloat16 autocast; MPS stays
+            below capability 7.0 that is float16 with a ``GradScaler``, with
+            no tensor cores to use; on the CPU bfloat16 autocast; MPS stays
             in full precision.
     """
     device = torch.device(device)
