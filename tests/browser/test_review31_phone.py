@@ -380,3 +380,27 @@ def test_chapter_title_is_at_most_3_lines_on_a_phone(
     assert 24 <= title["h1_px"] <= 30, title
     assert title["h2_px"] < title["h1_px"], title
     assert title["lines"] <= 3, title
+
+
+THEME_JS = """() => ({theme: document.documentElement.dataset.theme,
+    header: getComputedStyle(document.querySelector('.bd-header-article'))
+        .backgroundColor,
+    link: getComputedStyle(document.querySelector('.bd-article p a')).color})"""
+
+
+def test_without_javascript_the_light_theme_applies(
+    browser: Browser, base_url: str
+) -> None:
+    """Without JavaScript the page's colours are the light theme's (an opaque
+    header, coloured links); with it, a dark system still gets dark."""
+    with Visit(
+        browser, base_url, "book/03_bptt.html", java_script_enabled=False
+    ) as visit:
+        plain = visit.page.evaluate(THEME_JS)
+    with Visit(browser, base_url, "book/03_bptt.html", color_scheme="dark") as visit:
+        dark = visit.page.evaluate(THEME_JS)
+    _report("theme_without_javascript", {"no_js": plain, "js_dark": dark})
+    assert plain["theme"] == "light", plain
+    assert plain["header"] not in ("rgba(0, 0, 0, 0)", "transparent"), plain
+    assert plain["link"] != "rgb(0, 0, 0)", plain
+    assert dark["theme"] == "dark", dark
