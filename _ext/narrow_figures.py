@@ -18,7 +18,9 @@ and puts that PNG in the output's metadata (``rhn:narrow``). This extension
    fit a phone's column) and whose text a phone would show under 10.5 px is
    shown there at the width where its text is 10.5 px, in a box that scrolls
    sideways (``rhn-wide-figure``; rhn-site.css and rhn-site.js draw the
-   scroll cue).
+   scroll cue). Where its text is still 9.5 px at the column's own width,
+   rhn-site.js fits it to the column instead (``rhn-wide-fits``), using
+   :data:`MIN_TEXT_PX` as its ``WIDE_READ_TEXT_PX``.
 
 The browser tests measure the smallest text of the drawing each size shows
 (``tests/browser/test_reader.py``).

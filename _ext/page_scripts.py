@@ -29,6 +29,10 @@
 5. One ``<meta name="viewport">`` a page: Sphinx's basic layout, the
    pydata theme and the book theme each write one (three in all).
 
+6. Light colours without JavaScript: the theme writes ``data-theme="auto"``
+   on ``<html>``, which no stylesheet colours; its inline script replaces it
+   at once, so the tag says ``light`` for a reader without JavaScript only.
+
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
 """
@@ -79,6 +83,14 @@ _FAMILY_CLASSES = {
 }
 _USED = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 _VIEWPORT = re.compile(r'[ \t]*<meta name="viewport"[^>]*>\n?')
+
+
+_AUTO_THEME = re.compile(r'(<html\b[^>]*\bdata-theme=")auto(")')
+
+
+def light_without_script(html: str) -> str:
+    """``html`` whose ``<html>`` tag says ``data-theme="light"``, not auto."""
+    return _AUTO_THEME.sub(r"\g<1>light\g<2>", html, count=1)
 
 
 def one_viewport(html: str) -> str:
@@ -142,7 +154,7 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
-        lighter = one_viewport(html)
+        lighter = light_without_script(one_viewport(html))
         if ICONS_CSS in html:
             lighter = _FA_TAG.sub("", lighter)
         if lighter != html:

@@ -12,6 +12,10 @@
 - Functions written in a chapter have plain-prose docstrings: no reST markup
   (double backquotes, ``:func:``, ``Args:`` blocks), which the page would show
   as raw source.
+- No cell the site shows names an equation by its internal label
+  (``eq-highway-jacobian``): the page shows a label only as a number, so in
+  code and printed lines a reader would see the raw label; they name the
+  equation in words.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ NOTEBOOKS = sorted(BOOK.glob("[0-9][0-9]*.ipynb"))
 MAX_LINE = 80
 REMOVED = {"remove-cell", "remove-input"}
 FOLDED = {"hide-input", "hide-cell"}
+EQ_LABEL = re.compile(r"\beq-[a-z0-9]+(?:-[a-z0-9]+)*")
 REST = re.compile(r"``|:(?:func|class|meth|data|mod|attr):`|^\s*(?:Args|Returns):\s*$")
 
 
@@ -131,3 +136,13 @@ def test_figure_metadata_is_where_myst_nb_reads_it(path: Path) -> None:
             if missing:
                 problems.append(f"cell {i}: no {', '.join(missing)}")
     assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shown_code_names_no_equation_label(path: Path) -> None:
+    labels = [
+        f"cell {i}: {m.group(0)}"
+        for i, source in _cells(path, REMOVED)
+        for m in EQ_LABEL.finditer(source)
+    ]
+    assert not labels, f"{path.name}: equation labels in shown code: {labels}"

@@ -371,3 +371,16 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
     link = re.search(r'<a [^>]*href="#id\d+"[^>]*>(.*?)</a>', html, re.S)
     assert link and re.sub(r"<[^>]+>", "", link.group(1)) == "Zilly et al. [2017]"
     assert "[Zilly et al., 2017]" in text
+
+
+def test_a_page_without_javascript_gets_the_light_theme():
+    page_scripts = pytest.importorskip("page_scripts")
+    html = (
+        '<html lang="en" data-content_root="../" data-theme="auto">\n<head>'
+        '<script>document.documentElement.dataset.theme = "auto";</script>'
+    )
+    out = page_scripts.light_without_script(html)
+    assert out.startswith('<html lang="en" data-content_root="../" data-theme="light">')
+    # the inline script, which sets the reader's mode with JavaScript, is kept
+    assert out.endswith('dataset.theme = "auto";</script>')
+    assert page_scripts.light_without_script(out) == out

@@ -155,7 +155,26 @@ function markScroll(box) {
   );
 }
 
+// A wide figure (_ext/narrow_figures.py: no phone drawing, text under
+// 10.5 px in a phone's column) fits the column when its smallest text is
+// still WIDE_FIT_TEXT_PX there: a scrolling figure never shows its axis and
+// its legend together. --rhn-read-width is the width at which that text is
+// WIDE_READ_TEXT_PX (narrow_figures.MIN_TEXT_PX), so at the column's width
+// it is WIDE_READ_TEXT_PX * column / read width. Below that it scrolls.
+const WIDE_READ_TEXT_PX = 10.7;
+const WIDE_FIT_TEXT_PX = 9.5;
+
+function fitWideFigures() {
+  for (const box of document.querySelectorAll(".rhn-wide-figure")) {
+    const read = parseFloat(box.style.getPropertyValue("--rhn-read-width"));
+    // the box is as wide as the column whether or not its image fits it
+    const text = (WIDE_READ_TEXT_PX * box.clientWidth) / read;
+    box.classList.toggle("rhn-wide-fits", read > 0 && text >= WIDE_FIT_TEXT_PX);
+  }
+}
+
 function markAllScrolls() {
+  fitWideFigures();
   for (const box of document.querySelectorAll(SCROLL_BOXES)) {
     markScroll(box);
     if (!box.dataset.rhnScrollWatched) {

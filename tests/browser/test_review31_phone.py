@@ -11,6 +11,16 @@
   at least 13 CSS px; the tick labels are left to ``test_phone.py``.
 - The API page starts with a list of its modules, each a link to its section.
 
+The third review (390 x 844 phone, 1366 x 900 laptop):
+
+- A figure without a phone drawing fits the phone's column when its
+  smallest text there is at least 9.5 CSS px, and scrolls only below that.
+- Every button of the page header shows a focus outline when tabbed to.
+- A code cell that scrolls sideways on a phone shows the shade of its
+  hidden side, as the tables do.
+- A chapter's title on a phone is 24-30 px, above its sections' headings,
+  and chapter 3's takes at most 3 lines.
+
 (The figures' text on a phone, 10.5 px, is checked in ``test_phone.py``; the
 rho note of ``rhn.plots.plot_discs`` in ``tests/test_plots.py``.) Per check,
 the numbers measured go to ``test-output/browser/review31-phone.json``. Run by
@@ -21,6 +31,9 @@ from __future__ import annotations
 
 import json
 import os
+from io import BytesIO
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -30,9 +43,12 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
         allow_module_level=True,
     )
 
+from PIL import Image  # noqa: E402
 from playwright.sync_api import Browser  # noqa: E402
 
-from .common import OUT, Visit  # noqa: E402
+from rhn.plots import smallest_text_px  # noqa: E402
+
+from .common import OUT, SITE, Visit  # noqa: E402
 from .test_phone import _visit  # noqa: E402
 from .test_playground_harness import OBSERVE_LONG_TASKS_JS, _open  # noqa: E402
 from .test_site import _widget_pages  # noqa: E402
@@ -204,3 +220,187 @@ def test_api_page_lists_its_modules_at_the_top(browser: Browser, base_url: str) 
     assert nav["top"] < 2000, nav
     assert nav["links"] == nav["sections"] > 20, nav
     assert not nav["missing"], nav
+
+
+# --- third review -----------------------------------------------------------
+
+WIDE_FIT_TEXT_PX = 9.5
+WIDE_PAGES = [
+    "book/01_introduction.html",
+    "book/05_highway.html",
+    "book/11_training.html",
+]
+WIDE_BOXES_JS = """async () => {
+    const out = [];
+    for (const box of document.querySelectorAll('.rhn-wide-figure')) {
+        const img = box.querySelector('img');
+        if (img.classList.contains('rhn-widget-fallback')) continue;
+        img.loading = 'eager';
+        await img.decode().catch(() => {});
+        out.push({src: img.currentSrc, column: box.clientWidth,
+                  shown: img.getBoundingClientRect().width,
+                  fits: box.classList.contains('rhn-wide-fits'),
+                  scrolls: box.scrollWidth > box.clientWidth + 1});
+    }
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("page_path", WIDE_PAGES)
+def test_wide_figure_fits_the_phone_column_when_its_text_is_9_5_px(
+    browser: Browser, base_url: str, page_path: str
+) -> None:
+    """The drawing's own smallest text (read from its PNG) at the column's
+    width decides: at least 9.5 px, the figure is shown at the column's width
+    and does not scroll; under it, it scrolls."""
+    with _phone(browser, base_url, page_path) as visit:
+        boxes = visit.page.evaluate(WIDE_BOXES_JS)
+        assert not visit.errors, visit.errors
+    assert boxes, f"{page_path}: no wide figure"
+    problems, seen = [], {}
+    for box in boxes:
+        file = SITE / unquote(urlparse(box["src"]).path).lstrip("/")
+        px = smallest_text_px(file.read_bytes(), box["column"])
+        name = Path(file).name
+        seen[name] = {"text_px_at_column": round(px, 2), "fits": box["fits"]}
+        # --rhn-read-width is rounded to a whole px: 0.03 px of slack
+        if abs(px - WIDE_FIT_TEXT_PX) < 0.03:
+            continue
+        if (px >= WIDE_FIT_TEXT_PX) != box["fits"]:
+            problems.append(f"{name}: {px:.2f} px at the column, fits={box['fits']}")
+        if box["fits"] and (box["scrolls"] or abs(box["shown"] - box["column"]) > 1):
+            problems.append(f"{name}: fits but is {box['shown']:.0f} px wide")
+        if not box["fits"] and not box["scrolls"]:
+            problems.append(f"{name}: neither fits nor scrolls")
+    _report(f"wide_figures_phone {page_path}", seen)
+    assert not problems, f"{page_path}: " + "; ".join(problems)
+
+
+HEADER_FOCUS_JS = """() => {
+    const e = document.activeElement;
+    if (!e || !e.closest('.bd-header-article')) return null;
+    const cs = getComputedStyle(e);
+    return {name: e.getAttribute('aria-label') || e.title || e.innerText.trim(),
+            outline: cs.outlineStyle === 'none' ? 0 : parseFloat(cs.outlineWidth),
+            shadow: cs.boxShadow};
+}"""
+HEADER_BUTTONS = (
+    "Toggle primary sidebar",
+    "Launch interactive content",
+    "Source repositories",
+    "Download this page",
+    "Fullscreen mode",
+)
+
+
+def test_header_buttons_show_keyboard_focus(browser: Browser, base_url: str) -> None:
+    """Tab from the top of a chapter: every header button reached draws an
+    outline of at least 2 px (or a focus shadow)."""
+    with Visit(browser, base_url, "book/03_bptt.html", viewport=(1366, 900)) as visit:
+        page = visit.page
+        page.evaluate("() => document.activeElement?.blur()")
+        focused = {}
+        for _ in range(40):
+            page.keyboard.press("Tab")
+            state = page.evaluate(HEADER_FOCUS_JS)
+            if state:
+                focused[state["name"]] = state
+    _report("header_focus_laptop", focused)
+    missing = [b for b in HEADER_BUTTONS if b not in focused]
+    assert not missing, f"not reached by Tab: {missing} (reached: {list(focused)})"
+    plain = [
+        name
+        for name, s in focused.items()
+        if s["outline"] < 2 and s["shadow"] in ("none", "")
+    ]
+    assert not plain, f"header buttons without a focus indicator: {plain}"
+
+
+CODE_CUE_JS = """() => {
+    const pre = [...document.querySelectorAll('div.highlight > pre')]
+        .find(p => p.scrollWidth > p.clientWidth + 1);
+    if (!pre) return null;
+    pre.scrollIntoView({block: 'center'});
+    pre.dataset.rhnCueTest = '1';
+    return {more_right: pre.classList.contains('rhn-more-right'),
+            shadow: getComputedStyle(pre).boxShadow};
+}"""
+
+
+def test_code_cell_that_scrolls_shows_a_cue_on_a_phone(
+    browser: Browser, base_url: str
+) -> None:
+    """A code cell wider than the phone is marked rhn-more-right and its right
+    edge is darker with the mark than without it."""
+    with _phone(browser, base_url, "book/03_bptt.html") as visit:
+        page = visit.page
+        cue = page.evaluate(CODE_CUE_JS)
+        assert cue, "book/03_bptt.html: no code cell wider than a phone"
+        pre = page.locator("pre[data-rhn-cue-test]")
+        r = pre.bounding_box()
+        clip = {
+            "x": r["x"] + r["width"] - 6,
+            "y": r["y"],
+            "width": 6,
+            "height": min(r["height"], 200),
+        }
+        grey = []
+        for on in (False, True):
+            pre.evaluate("(p, on) => p.classList.toggle('rhn-more-right', on)", on)
+            png = page.screenshot(clip=clip, animations="disabled")
+            levels = Image.open(BytesIO(png)).convert("L").tobytes()
+            grey.append(sum(levels) / len(levels))
+    _report("code_cue_phone", {**cue, "darker_by": round(grey[0] - grey[1], 2)})
+    assert cue["more_right"], cue
+    assert cue["shadow"] not in ("none", ""), cue
+    assert grey[0] - grey[1] >= 3, f"right edge darker by {grey[0] - grey[1]:.1f}"
+
+
+TITLE_JS = """() => {
+    const h1 = document.querySelector('.bd-article h1');
+    const h2 = document.querySelector('.bd-article h2');
+    const r = document.createRange();
+    r.selectNodeContents(h1);
+    const lines = new Set([...r.getClientRects()].filter(x => x.width > 0)
+        .map(x => Math.round(x.bottom)));
+    return {h1_px: parseFloat(getComputedStyle(h1).fontSize),
+            h2_px: h2 ? parseFloat(getComputedStyle(h2).fontSize) : 0,
+            lines: Math.round(h1.getBoundingClientRect().height
+                              / parseFloat(getComputedStyle(h1).lineHeight)),
+            bottoms: lines.size};
+}"""
+
+
+def test_chapter_title_is_at_most_3_lines_on_a_phone(
+    browser: Browser, base_url: str
+) -> None:
+    with _phone(browser, base_url, "book/03_bptt.html") as visit:
+        title = visit.page.evaluate(TITLE_JS)
+    _report("chapter_3_title_phone", title)
+    assert 24 <= title["h1_px"] <= 30, title
+    assert title["h2_px"] < title["h1_px"], title
+    assert title["lines"] <= 3, title
+
+
+THEME_JS = """() => ({theme: document.documentElement.dataset.theme,
+    header: getComputedStyle(document.querySelector('.bd-header-article'))
+        .backgroundColor,
+    link: getComputedStyle(document.querySelector('.bd-article p a')).color})"""
+
+
+def test_without_javascript_the_light_theme_applies(
+    browser: Browser, base_url: str
+) -> None:
+    """Without JavaScript the page's colours are the light theme's (an opaque
+    header, coloured links); with it, a dark system still gets dark."""
+    with Visit(
+        browser, base_url, "book/03_bptt.html", java_script_enabled=False
+    ) as visit:
+        plain = visit.page.evaluate(THEME_JS)
+    with Visit(browser, base_url, "book/03_bptt.html", color_scheme="dark") as visit:
+        dark = visit.page.evaluate(THEME_JS)
+    _report("theme_without_javascript", {"no_js": plain, "js_dark": dark})
+    assert plain["theme"] == "light", plain
+    assert plain["header"] not in ("rgba(0, 0, 0, 0)", "transparent"), plain
+    assert plain["link"] != "rgb(0, 0, 0)", plain
+    assert dark["theme"] == "dark", dark
