@@ -13,28 +13,16 @@ import json
 import shutil
 
 import pytest
+import tiny_runs  # noqa: E402
 import torch
+from tiny_runs import CLI, contents, one_error_line, rows  # noqa: E402, F401
 
 from rhn.__main__ import main
 from rhn.train import CSVLogger, TrainConfig, load_checkpoint, records, train
 from rhn.train import run as train_run
 
-TINY = {
-    "seq_len": 6,
-    "hidden_size": 8,
-    "steps": 4,
-    "eval_every": 1,
-    "batch_size": 8,
-    "eval_samples": 32,
-    "progress": False,
-    "device": "cpu",
-}
-CLI = ["--task", "adding", "--seq-len", "6", "--hidden-size", "8", "--steps", "3"]
-CLI += ["--eval-every", "1", "--eval-samples", "32", "--batch-size", "8"]
-CLI += ["--no-progress", "--device", "cpu"]
-
-
-from tiny_runs import contents, one_error_line, rows  # noqa: E402, F401
+# the shared tiny run (tests/tiny_runs.py), with one more step
+TINY = {**tiny_runs.TINY, "steps": 4}
 
 
 def tiny(**overrides):

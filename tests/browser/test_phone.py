@@ -59,8 +59,10 @@ MATH_PAGES = [p for p in PAGES if "\\[" in (SITE / p).read_text(encoding="utf-8"
 CHAPTERS = [p for p in PAGES if p.startswith("book/") and p[5:7].isdigit()]
 
 
-def _visit(browser: Browser, base_url: str, page_path: str, size: str) -> Visit:
-    options = dict(SIZES[size])
+def _visit(
+    browser: Browser, base_url: str, page_path: str, size: str, **extra: object
+) -> Visit:
+    options = {**SIZES[size], **extra}
     viewport = options.pop("viewport")
     if size == "phone":
         options["has_touch"] = True

@@ -120,15 +120,8 @@ def test_figure_pictures_without_javascript_read_on_a_phone(
     browser: Browser, base_url: str, page_path: str
 ) -> None:
     # scripts off: what a reader without JavaScript sees
-    with Visit(
-        browser,
-        base_url,
-        page_path,
-        viewport=(390, 844),
-        device_scale_factor=3,
-        is_mobile=True,
-        has_touch=True,
-        java_script_enabled=False,
+    with _visit(
+        browser, base_url, page_path, "phone", java_script_enabled=False
     ) as visit:
         images = visit.page.evaluate(FALLBACK_JS)
     assert images, f"{page_path}: no figure picture for a reader without JavaScript"

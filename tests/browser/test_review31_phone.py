@@ -73,26 +73,19 @@ def _report(key: str, value: object) -> None:
     REPORT.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def _phone(browser: Browser, base_url: str, page_path: str) -> Visit:
-    return Visit(
-        browser,
-        base_url,
-        page_path,
-        viewport=(390, 844),
-        device_scale_factor=3,
-        is_mobile=True,
-        has_touch=True,
+def _playground_ready(visit: Visit) -> None:
+    """Wait until the playground has drawn its canvases and published numbers."""
+    visit.page.wait_for_selector(
+        ".rhn-playground-root[data-rhn-numbers] canvas", timeout=60000
     )
 
 
 def test_playground_plays_on_a_slow_phone_with_few_long_tasks(
     browser: Browser, base_url: str
 ) -> None:
-    with _phone(browser, base_url, PLAYGROUND) as visit:
+    with _visit(browser, base_url, PLAYGROUND, "phone") as visit:
         page = visit.page
-        page.wait_for_selector(
-            ".rhn-playground-root[data-rhn-numbers] canvas", timeout=60000
-        )
+        _playground_ready(visit)
         page.evaluate("() => window.MathJax?.startup?.promise")
         page.wait_for_timeout(500)
         w = page.locator(".rhn-playground-root")
@@ -149,11 +142,9 @@ CANVAS_TEXT_JS = """() => [...document.querySelectorAll('.rhn-playground-root ca
 def test_playground_canvas_text_reads_on_a_phone(
     browser: Browser, base_url: str
 ) -> None:
-    with _phone(browser, base_url, PLAYGROUND) as visit:
+    with _visit(browser, base_url, PLAYGROUND, "phone") as visit:
         page = visit.page
-        page.wait_for_selector(
-            ".rhn-playground-root[data-rhn-numbers] canvas", timeout=60000
-        )
+        _playground_ready(visit)
         page.locator(".rhn-playground-root button[name=step]").tap()
         page.wait_for_timeout(500)
         sizes = page.evaluate(CANVAS_TEXT_JS)
@@ -211,7 +202,7 @@ LOCAL_CONTENTS_JS = """() => {
 
 
 def test_api_page_lists_its_modules_at_the_top(browser: Browser, base_url: str) -> None:
-    with _phone(browser, base_url, "book/api.html") as visit:
+    with _visit(browser, base_url, "book/api.html", "phone") as visit:
         nav = visit.page.evaluate(LOCAL_CONTENTS_JS)
         height = visit.page.evaluate("() => document.documentElement.scrollHeight")
     assert nav is not None, "book/api.html: no list of its modules"
@@ -253,7 +244,7 @@ def test_wide_figure_fits_the_phone_column_when_its_text_is_9_5_px(
     """The drawing's own smallest text (read from its PNG) at the column's
     width decides: at least 9.5 px, the figure is shown at the column's width
     and does not scroll; under it, it scrolls."""
-    with _phone(browser, base_url, page_path) as visit:
+    with _visit(browser, base_url, page_path, "phone") as visit:
         boxes = visit.page.evaluate(WIDE_BOXES_JS)
         assert not visit.errors, visit.errors
     assert boxes, f"{page_path}: no wide figure"
@@ -332,7 +323,7 @@ def test_code_cell_that_scrolls_shows_a_cue_on_a_phone(
 ) -> None:
     """A code cell wider than the phone is marked rhn-more-right and its right
     edge is darker with the mark than without it."""
-    with _phone(browser, base_url, "book/03_bptt.html") as visit:
+    with _visit(browser, base_url, "book/03_bptt.html", "phone") as visit:
         page = visit.page
         cue = page.evaluate(CODE_CUE_JS)
         assert cue, "book/03_bptt.html: no code cell wider than a phone"
@@ -374,7 +365,7 @@ TITLE_JS = """() => {
 def test_chapter_title_is_at_most_3_lines_on_a_phone(
     browser: Browser, base_url: str
 ) -> None:
-    with _phone(browser, base_url, "book/03_bptt.html") as visit:
+    with _visit(browser, base_url, "book/03_bptt.html", "phone") as visit:
         title = visit.page.evaluate(TITLE_JS)
     _report("chapter_3_title_phone", title)
     assert 24 <= title["h1_px"] <= 30, title
