@@ -126,6 +126,13 @@ def test_learning_rate_slider_reads_the_learning_rate(browser, tmp_path) -> None
             "(s) => { s.value = '-3'; s.dispatchEvent(new Event('input')); }"
         )
         assert row.locator("output").inner_text() == "0.001"
+        # the drawn numbers echo the rate the worker trains at, which arrives
+        # in its next message: wait for it rather than read it at once
+        page.wait_for_function(
+            """() => JSON.parse(document.querySelector('.rhn-playground-root')
+                .dataset.rhnNumbers).values.log_lr === -3""",
+            timeout=10_000,
+        )
         numbers = json.loads(
             page.locator(".rhn-playground-root").get_attribute("data-rhn-numbers")
         )
