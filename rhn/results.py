@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _io
 
-__all__ = ["folder", "load", "names", "path"]
+__all__ = ["folder", "load", "names", "path", "settings"]
 
 
 def folder() -> Path:
@@ -99,3 +99,113 @@ def load(name: str) -> dict[str, Any]:
             "expected a JSON object"
         )
     return record
+
+
+# what settings() reports, in its order: the task, its length, the budget, the
+# RHN's two settings and the optimiser's
+SETTING_KEYS = (
+    "task",
+    "seq_len",
+    "num_params",
+    "depth",
+    "transform_bias",
+    "lr",
+    "steps",
+    "batch_size",
+)
+# the keys that describe the RHN alone (a sweep's LSTM runs record a depth too)
+_RHN_KEYS = ("depth", "transform_bias")
+# a study's settings may name a list where a run names one value
+_PLURAL = {"depths": "depth", "lrs": "lr"}
+
+
+def settings(name: str) -> dict[str, list[Any]]:
+    """The settings a shipped training record used, each as its distinct values.
+
+    Reads a sweep (``python -m rhn sweep``: every run's ``config``) or a
+    study whose record holds one ``settings`` object (``optstudy``, the
+    memory task, the race of chapter 9). ``depth`` and ``transform_bias`` are
+    the RHN's: taken from its runs only (or from the study's RHN models), so
+    an LSTM run's unused depth is not counted.
+
+    Args:
+        name: the record's file name, e.g. ``"adding_models.json"``.
+
+    Returns:
+        ``{"models": [...], "seeds": [...], "task": [...], ...}``: a sorted
+        list of the distinct values of each of ``task``, ``seq_len``,
+        ``num_params``, ``depth``, ``transform_bias``, ``lr``, ``steps`` and
+        ``batch_size``
+        (empty when the record does not say), models in first-seen order.
+
+    Raises:
+        ValueError: the record holds neither runs with a ``config`` nor a
+            ``settings`` object (the message names it).
+    """
+    record = load(name)
+    found: dict[str, set[Any]] = {key: set() for key in SETTING_KEYS}
+    models: list[str] = []
+    seeds: set[Any] = set()
+
+    def add(key: str, value: Any) -> None:
+        key = _PLURAL.get(key, key)
+        if key not in found or value is None:
+            return
+        for v in value if isinstance(value, list) else [value]:
+            if v is not None:
+                found[key].add(v)
+
+    def add_model(model: Any) -> None:
+        if model is not None and model not in models:
+            models.append(model)
+
+    runs = [
+        r
+        for r in record.get("runs", [])
+        if isinstance(r, dict) and isinstance(r.get("config"), dict)
+    ]
+    study = record.get("settings")
+    if runs:
+        for run in runs:
+            config = run["config"]
+            add_model(config.get("model"))
+            seeds.add(run.get("seed", config.get("seed")))
+            for key, value in config.items():
+                if key not in _RHN_KEYS or config.get("model") == "rhn":
+                    add(key, value)
+    elif isinstance(study, dict):
+        kinds = study.get("models")
+        specs = kinds.values() if isinstance(kinds, dict) else kinds or []
+        rhn_specs = []
+        for spec in specs:  # a model's name, or [kind, its keyword arguments]
+            kind, kwargs = (spec[0], spec[1]) if isinstance(spec, list) else (spec, {})
+            add_model(kind)
+            if kind == "rhn":
+                rhn_specs.append(kwargs)
+        for key, value in study.items():
+            if (
+                _PLURAL.get(key, key) not in _RHN_KEYS
+                or not rhn_specs
+                or any(_PLURAL.get(key, key) not in kw for kw in rhn_specs)
+            ):
+                add(key, value)
+        for kwargs in rhn_specs:
+            for key in _RHN_KEYS:
+                add(key, kwargs.get(key))
+        seeds.update(study.get("seeds", []))
+    else:
+        raise ValueError(
+            f"name: {name!r} holds neither training runs with a config nor a "
+            "settings object, so it has no settings to report"
+        )
+    seeds.discard(None)
+    return {
+        "models": models,
+        "seeds": sorted(seeds),
+        **{key: sorted(found[key], key=_order) for key in SETTING_KEYS},
+    }
+
+
+def _order(value: Any) -> tuple[int, Any]:
+    """Sort numbers before strings, each among their own kind."""
+    return (1, value) if isinstance(value, str) else (0, value)

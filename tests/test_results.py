@@ -76,3 +76,87 @@ def test_load_sweep_takes_a_record_name(tmp_path, monkeypatch):
         experiments.load_sweep("adding_models.json")
     with pytest.raises(FileNotFoundError, match="no record 'missing.json'"):
         experiments.load_sweep("missing.json")
+
+
+def _write(folder: Path, name: str, record: dict) -> None:
+    import json
+
+    (folder / name).write_text(json.dumps(record))
+
+
+def test_settings_of_a_sweep_count_the_rhn_s_depth_and_bias_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(rhn.results, "folder", lambda: tmp_path)
+    base = {
+        "task": "adding",
+        "seq_len": 100,
+        "num_params": 9649,
+        "lr": 0.005,
+        "steps": 1000,
+        "batch_size": 64,
+    }
+    runs = [
+        {
+            "seed": 0,
+            "config": {**base, "model": "lstm", "depth": 4, "transform_bias": -2.0},
+        },
+        {
+            "seed": 1,
+            "config": {**base, "model": "rhn", "depth": 2, "transform_bias": -3.0},
+        },
+        {
+            "seed": 0,
+            "config": {**base, "model": "rhn", "depth": 1, "transform_bias": -3.0},
+        },
+    ]
+    _write(tmp_path, "s.json", {"runs": runs})
+    got = rhn.results.settings("s.json")
+    # the LSTM's unused depth 4 and bias -2 are not the RHN's settings
+    assert got["depth"] == [1, 2] and got["transform_bias"] == [-3.0]
+    assert got["models"] == ["lstm", "rhn"] and got["seeds"] == [0, 1]
+    assert (
+        got["seq_len"] == [100] and got["lr"] == [0.005] and got["task"] == ["adding"]
+    )
+
+
+def test_settings_of_a_study_read_its_models_and_plural_keys(tmp_path, monkeypatch):
+    monkeypatch.setattr(rhn.results, "folder", lambda: tmp_path)
+    study = {
+        "seq_len": 60,
+        "lrs": [0.01, 0.001],
+        "seeds": [2, 0],
+        "depth": 7,
+        "models": {
+            "LSTM": ["lstm", {}],
+            "RHN": ["rhn", {"depth": 3, "transform_bias": -4.0}],
+        },
+    }
+    _write(tmp_path, "m.json", {"settings": study})
+    got = rhn.results.settings("m.json")
+    # the RHN model's own depth wins over a study-wide one
+    assert got["depth"] == [3] and got["transform_bias"] == [-4.0]
+    assert got["lr"] == [0.001, 0.01] and got["seeds"] == [0, 2]
+    assert got["models"] == ["lstm", "rhn"] and got["num_params"] == []
+    _write(
+        tmp_path,
+        "d.json",
+        {
+            "settings": {
+                "depths": [1, 8],
+                "transform_bias": -3.0,
+                "models": ["rhn", "dtrnn"],
+            }
+        },
+    )
+    assert rhn.results.settings("d.json")["depth"] == [1, 8]
+    _write(tmp_path, "x.json", {"rows": []})
+    with pytest.raises(ValueError, match=r"name: 'x.json' holds neither"):
+        rhn.results.settings("x.json")
+
+
+def test_settings_of_the_shipped_records_match_their_runs():
+    got = rhn.results.settings("chorales_models.json")
+    runs = experiments.load_sweep("chorales_models.json")["runs"]
+    rhn_runs = [r["config"] for r in runs if r["config"]["model"] == "rhn"]
+    assert got["depth"] == sorted({c["depth"] for c in rhn_runs})
+    assert got["transform_bias"] == sorted({c["transform_bias"] for c in rhn_runs})
+    assert got["lr"] == sorted({r["config"]["lr"] for r in runs})
