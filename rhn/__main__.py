@@ -156,7 +156,7 @@ def train_parser() -> argparse.ArgumentParser:
         type=str.lower,
         choices=["constant", "cosine"],
     )
-    option("--weight-decay", "Adam weight decay", type=_cli.number, metavar="W")
+    option("--weight-decay", "Adam weight decay", type=_cli.finite, metavar="W")
     option("--clip", "max global gradient norm, 0 = no clipping", type=_cli.number)
     option("--eval-every", "held-out evaluation every K steps", type=int, metavar="K")
     option(

@@ -55,6 +55,19 @@ FLOAT32_MAX = 3.4028234663852886e38
 """The largest float32; a float option beyond it is infinite in the model."""
 
 
+def finite(text: str) -> float:
+    """The ``type`` of a float option whose size the config checks itself
+    (``--weight-decay``, whose bound is far below float32's): a finite
+    number (argparse names the option: ``argument --weight-decay: ...``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def number(text: str) -> float:
     """The ``type`` of a float option: a finite number that float32 holds
     (argparse names the option: ``argument --lr: ...``)."""

@@ -143,7 +143,7 @@ def test_a_copy_whose_original_moved_away_is_a_run_of_its_own(tmp_path):
     [
         ("--lr", "1e300"),
         ("--lr", "1e39"),
-        ("--weight-decay", "1e300"),
+        ("--weight-decay", "inf"),
         ("--clip", "1e39"),
         ("--stop-loss", "1e39"),
         ("--stop-loss", "-inf"),
@@ -166,6 +166,13 @@ def test_a_float_option_beyond_float32_is_one_line_naming_it(
 def test_a_negative_float_in_exponent_form_is_a_value(tmp_path):
     args = ["train", *CLI, "--out", str(tmp_path / "o"), "--stop-loss", "-1e5"]
     assert main(args) in (0, 1)  # trained: never an "expected one argument"
+
+
+def test_a_weight_decay_float32_cannot_hold_names_its_bound(tmp_path, capsys):
+    # its own bound (tests/test_round3.py) is far below float32's largest
+    args = ["train", *CLI, "--out", str(tmp_path / "o"), "--weight-decay", "1e300"]
+    assert main(args) == 2
+    assert "weight_decay must be at most" in one_error_line(capsys)
 
 
 @pytest.mark.parametrize("field", ["lr", "clip", "stop_loss"])
