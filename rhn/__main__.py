@@ -397,8 +397,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
     when the run diverged (its loss became NaN or infinite, or ended above
-    ``DIVERGED_FACTOR`` times the baseline); 130 or 143 when SIGINT or SIGTERM
-    stopped it (after writing a checkpoint and printing the resume command).
+    ``DIVERGED_FACTOR`` times the baseline), or when another run took its
+    ``--out`` over while it trained (its state kept beside it); 130 or 143
+    when SIGINT or SIGTERM stopped it (after writing a checkpoint and
+    printing the resume command).
     """
     from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
     from .train.run import FolderTakenOver

@@ -719,9 +719,9 @@ def copied_by_log(
     Such a folder is a copy when the log it appends to (``log_csv``) or the
     log its checkpoint was written with, outside the folder, holds rows of
     its run id after its checkpoint's step: another folder of the same run
-    went on from the same point and logged them. It
-    then resumes under an id of its own, never adding rows under the id of
-    the other folder's run. (In the folder where the checkpoint was written,
+    went on from the same point and logged them. It then resumes under an
+    id of its own, never adding rows under the id of the other folder's
+    run. (In the folder where the checkpoint was written,
     such rows are those of a later checkpoint replaced by an older one, and
     are moved aside instead.)"""
     paths = state.get("paths")

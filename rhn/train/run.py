@@ -187,6 +187,10 @@ def train(
             or ``resume`` is empty, truncated, not a checkpoint of
             :func:`train`, or one of another config.
         FileNotFoundError: if ``resume`` names no file.
+        FolderTakenOver: if another run claimed ``config.out`` while this one
+            trained (after its ``run.lock`` was deleted): nothing of the other
+            run's is written; this run's state goes beside it, to
+            ``out/checkpoint.orphan-<run id>.pt`` (``err.path``).
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
@@ -915,7 +919,7 @@ class _Run:
         out = _io.short(self.config.out)
         return FolderTakenOver(
             f"out: another run took over {out!r} while this run (id "
-            f"{self.run_id}) trained: {other} (its run.lock was deleted); this "
+            f"{self.run_id}) trained: {other} (this run's run.lock was deleted); this "
             f"run stopped at step {self.step} without writing a file of the other "
             f"run's, and its own state went to {_io.short(path)!r}: move that "
             f"file into a folder of its own to keep it (--resume it with another "
