@@ -136,7 +136,7 @@ def train_parser() -> argparse.ArgumentParser:
         "--transform-bias",
         "initial RHN transform-gate bias (negative: the "
         "cell starts by carrying its state)",
-        type=float,
+        type=_cli.number,
         metavar="B",
     )
     option(
@@ -144,20 +144,20 @@ def train_parser() -> argparse.ArgumentParser:
         "initial LSTM forget-gate bias (1 is the usual fair choice); "
         "left out: torch's initialisation; refused with the other models, "
         "which have no forget gate",
-        type=float,
+        type=_cli.number,
         metavar="B",
     )
     option("--steps", "optimiser steps, each on a fresh batch", type=int, metavar="S")
     option("--batch-size", "sequences per step", type=int, metavar="B")
-    option("--lr", "Adam learning rate", type=float)
+    option("--lr", "Adam learning rate", type=_cli.number)
     option(
         "--lr-schedule",
         "learning-rate schedule; cosine decays to lr/10",
         type=str.lower,
         choices=["constant", "cosine"],
     )
-    option("--weight-decay", "Adam weight decay", type=float, metavar="W")
-    option("--clip", "max global gradient norm, 0 = no clipping", type=float)
+    option("--weight-decay", "Adam weight decay", type=_cli.finite, metavar="W")
+    option("--clip", "max global gradient norm, 0 = no clipping", type=_cli.number)
     option("--eval-every", "held-out evaluation every K steps", type=int, metavar="K")
     option(
         "--eval-samples",
@@ -168,7 +168,7 @@ def train_parser() -> argparse.ArgumentParser:
     option(
         "--stop-loss",
         "stop early once the held-out loss is below L",
-        type=float,
+        type=_cli.number,
         metavar="L",
     )
     option(
@@ -183,7 +183,7 @@ def train_parser() -> argparse.ArgumentParser:
         "RHN variational dropout rate on input, state and output; a "
         "non-zero rate is refused with the other models, which do not read it "
         "(a task's default rate is turned off for them)",
-        type=float,
+        type=_cli.number,
         metavar="P",
     )
     option(
@@ -397,10 +397,13 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
     when the run diverged (its loss became NaN or infinite, or ended above
-    ``DIVERGED_FACTOR`` times the baseline); 130 or 143 when SIGINT or SIGTERM
-    stopped it (after writing a checkpoint and printing the resume command).
+    ``DIVERGED_FACTOR`` times the baseline), or when another run took its
+    ``--out`` over while it trained (its state kept beside it); 130 or 143
+    when SIGINT or SIGTERM stopped it (after writing a checkpoint and
+    printing the resume command).
     """
     from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
+    from .train.run import FolderTakenOver
 
     prog = "python -m rhn train"
     args = vars(train_parser().parse_args(argv))
@@ -421,6 +424,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         made = _cli.missing_dirs(config.out)  # removed again if refused
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)
+    except FolderTakenOver as err:  # its own state kept beside the other's
+        return _cli.fail(prog, err, status=1)
     except (TypeError, ValueError, FileNotFoundError) as err:
         _cli.remove_made(made)  # a folder this call made and left empty
         # what the run kept: a checkpoint of the steps done, the old run back

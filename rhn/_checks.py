@@ -25,6 +25,19 @@ def positive_int(name: str, value: object, minimum: int = 1) -> int:
     return int(value)
 
 
+def is_batch(value: object) -> bool:
+    """Whether ``value`` has the structure of a batch: ``(inputs, targets)`` or
+    ``(inputs, targets, mask)``, a tuple or list whose first two items are
+    tensors (the mask, if any, is checked by whoever reads it). The one test
+    behind the messages of a task's ``generate`` (:mod:`rhn.train.run`) and of
+    the data given to :func:`rhn.owntasks.tensor_task`."""
+    return (
+        isinstance(value, (tuple, list))
+        and len(value) in (2, 3)
+        and all(isinstance(t, torch.Tensor) for t in value[:2])
+    )
+
+
 def boolean(name: str, value: object) -> bool:
     """Return ``value`` if it is a ``bool``; raise a ``TypeError`` otherwise."""
     if not isinstance(value, bool):

@@ -34,6 +34,54 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(USAGE_ERROR, f"{self.prog}: error: {one_line(message)}\n")
 
+    def _parse_optional(self, arg_string: str) -> object:
+        # "-inf", "-1e5" and "-nan" are values (argparse reads only "-1" and
+        # "-1.5" so), not unknown options: the option's own check names them
+        if arg_string.startswith("-") and _is_float(arg_string):
+            if not self._has_negative_number_optionals:
+                return None
+        return super()._parse_optional(arg_string)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest float32; a float option beyond it is infinite in the model."""
+
+
+def finite(text: str) -> float:
+    """The ``type`` of a float option whose size the config checks itself
+    (``--weight-decay``, whose bound is far below float32's): a finite
+    number (argparse names the option: ``argument --weight-decay: ...``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def number(text: str) -> float:
+    """The ``type`` of a float option: a finite number that float32 holds
+    (argparse names the option: ``argument --lr: ...``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value or abs(value) > FLOAT32_MAX:
+        raise argparse.ArgumentTypeError(
+            f"expected a finite number of at most {FLOAT32_MAX:.4g} in size (the "
+            f"model computes in float32), got {text!r}"
+        )
+    return value
+
 
 def one_line(message: object) -> str:
     """``message`` as a single line (newlines become ``"; "``)."""

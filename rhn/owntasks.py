@@ -56,11 +56,7 @@ __all__ = ["tensor_task", "loader_task", "task_from_spec"]
 
 def _tensors(name: str, value: object) -> tuple[torch.Tensor, torch.Tensor, Any]:
     """``(inputs, targets)`` or ``(inputs, targets, mask)``: the split ``name``."""
-    if (
-        not isinstance(value, (tuple, list))
-        or len(value) not in (2, 3)
-        or not all(isinstance(t, torch.Tensor) for t in value[:2])
-    ):
+    if not _checks.is_batch(value):
         raise TypeError(
             f"{name} must be a pair of tensors (inputs, targets) or a triple "
             f"(inputs, targets, mask), got {_what(value)}"

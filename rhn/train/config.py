@@ -230,14 +230,18 @@ class TrainConfig:
             )
         self.steps = _checks.positive_int("steps", self.steps)
         self.batch_size = _checks.positive_int("batch_size", self.batch_size)
-        self.lr = _checks.real("lr", self.lr)
+        self.lr = _checks.representable(
+            "lr", _checks.real("lr", self.lr), torch.float32
+        )
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         self.lr_schedule = _checks.choice(
             "lr_schedule", self.lr_schedule, ["constant", "cosine"]
         )
         self.weight_decay = _checks.real("weight_decay", self.weight_decay)
-        self.clip = _checks.real("clip", self.clip)
+        self.clip = _checks.representable(
+            "clip", _checks.real("clip", self.clip), torch.float32
+        )
         if self.weight_decay > MAX_WEIGHT_DECAY:
             raise ValueError(
                 f"weight_decay must be at most {MAX_WEIGHT_DECAY:g} (Adam adds "
@@ -252,7 +256,9 @@ class TrainConfig:
         self.eval_every = _checks.positive_int("eval_every", self.eval_every)
         self.eval_samples = _checks.positive_int("eval_samples", self.eval_samples)
         if self.stop_loss is not None:
-            self.stop_loss = _checks.real("stop_loss", self.stop_loss)
+            self.stop_loss = _checks.representable(
+                "stop_loss", _checks.real("stop_loss", self.stop_loss), torch.float32
+            )
         # the held-out set uses seed 2 * seed + 1, which must stay below 2**32
         self.seed = _checks.seed("seed", self.seed, limit=_checks.SEED_LIMIT // 2)
         if not isinstance(self.device, str):

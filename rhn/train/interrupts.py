@@ -64,7 +64,9 @@ def signals_deferred() -> Iterator[list[int]]:
 
     Stopping between two steps keeps the model, the optimiser and the data
     generator consistent, so the checkpoint written then resumes exactly. A
-    second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step.
+    second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step; a
+    SIGINT after SIGTERMs only (a scheduler's, then a Ctrl-C) is noted like
+    them, and the run reports the first signal received.
     Signal handlers can only be set in the main thread; elsewhere nothing
     changes.
     """
@@ -74,8 +76,8 @@ def signals_deferred() -> Iterator[list[int]]:
         return
 
     def note(signum: int, frame: Any) -> None:
-        if received and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+        if signum == signal.SIGINT and signal.SIGINT in received:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop at once
         received.append(signum)
 
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}

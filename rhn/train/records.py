@@ -90,6 +90,37 @@ _CHECKPOINT_KEYS = (
 )
 
 
+class UnreadableCheckpoint(ValueError):
+    """A file that :func:`load_checkpoint` cannot use as a checkpoint;
+    ``what`` says what it is instead, in a few words."""
+
+    def __init__(self, message: str, *, what: str) -> None:
+        super().__init__(message)
+        self.what = what
+
+
+def _damage(path: Path, head: bytes, size: int, err: Exception) -> str:
+    """What a file that ``torch.load`` refused is, in a few words, from its
+    first bytes ``head`` (never the loader's own message: it may be long)."""
+    if head.startswith(b"PK"):  # the zip archive torch.save writes
+        return (
+            f"its torch archive is cut short or damaged ({size} bytes: a copy or "
+            "a write that did not finish)"
+        )
+    if head.startswith(b"\x80"):  # a pickle: an old torch file, or an object's
+        return (
+            f"a pickle that torch's weights-only loader refuses "
+            f"({type(err).__name__}), not a checkpoint of rhn.train"
+        )
+    text = head.decode("utf-8", "ignore")  # a character cut at 64 bytes is let go
+    if len(text.encode()) >= len(head) - 3 and all(
+        c.isprintable() or c.isspace() for c in text
+    ):
+        words = " ".join(text.split())[:24]
+        return f"a text file (it begins {words!r}), not a torch file"
+    return f"not a torch file ({size} bytes that are neither a zip nor a pickle)"
+
+
 def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
     """Load a checkpoint of :func:`rhn.train.train` (``weights_only=True``: safe).
 
@@ -120,24 +151,28 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         if left and not path.exists():
             raise FileNotFoundError(_stash_advice(name, path, left))
         raise FileNotFoundError(f"{name}: no checkpoint file at {str(path)!r}")
-    if path.stat().st_size == 0:
-        raise ValueError(
-            f"{name}: {str(path)!r} is empty (0 bytes); expected {expected}"
+    size = path.stat().st_size
+    if size == 0:
+        raise UnreadableCheckpoint(
+            f"{name}: {str(path)!r} is empty (0 bytes); expected {expected}",
+            what="it is empty (0 bytes)",
         )
     with open(path, "rb") as f:
         head = f.read(64).lstrip()
     if head[:1] in (b"{", b"["):  # metrics.json, a sweep's record, run.json
-        raise ValueError(
+        raise UnreadableCheckpoint(
             f"{name}: {_io.short(path)!r} is a JSON record, not a checkpoint; "
-            f"expected {expected}"
+            f"expected {expected}",
+            what="it is a JSON record (metrics.json, run.json, a sweep's record)",
         )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # truncated zips, JSON, pickles of other objects, ...
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise ValueError(
-            f"{name}: {str(path)!r} is not a readable torch checkpoint "
-            f"({type(err).__name__}: {reason[:120]}); expected {expected}"
+    except Exception as err:  # truncated zips, text, pickles of other objects, ...
+        what = _damage(path, head, size, err)
+        raise UnreadableCheckpoint(
+            f"{name}: {str(path)!r} is not a readable torch checkpoint: {what}; "
+            f"expected {expected}",
+            what=what,
         ) from err
     missing = (
         [k for k in _CHECKPOINT_KEYS if k not in state]
@@ -150,9 +185,10 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
             if isinstance(state, dict)
             else f"a {type(state).__name__}"
         )
-        raise ValueError(
+        raise UnreadableCheckpoint(
             f"{name}: {str(path)!r} is not a checkpoint of rhn.train: it holds "
-            f"{found}, without {missing}; expected {expected}"
+            f"{found}, without {missing}; expected {expected}",
+            what=f"a torch file holding {found}, not a checkpoint of rhn.train",
         )
     return state
 
@@ -556,7 +592,10 @@ def _continues(
 
 
 def identity(
-    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
+    out: Path | None,
+    state: dict[str, Any] | None,
+    resume_path: Path | None,
+    log_csv: str | os.PathLike[str] | None = None,
 ) -> tuple[str, dict[str, Any] | None, bool]:
     """The run id of a call of :func:`rhn.train.train`, its ``parent`` and
     whether it is a branch.
@@ -578,6 +617,8 @@ def identity(
             marker = {}
         run_id = state.get("run_id") or marker.get("run_id") or new_run_id()
         original = copied_from(out, state)  # type: ignore[arg-type]
+        if original is None:  # cp -r, then mv of one of the two
+            original = copied_by_log(out, state, log_csv)  # type: ignore[arg-type]
         if original is not None:  # cp -r: the copy is a run of its own
             parent = {"run_id": run_id, "checkpoint": str(original / CHECKPOINT_NAME)}
             parent["step"] = int(state["step"])
@@ -666,6 +707,41 @@ def copied_from(out: Path, state: dict[str, Any]) -> Path | None:
     except (OSError, ValueError):
         return None
     return original if marker.get("run_id") == run_id else None
+
+
+def copied_by_log(
+    out: Path, state: dict[str, Any], log_csv: str | os.PathLike[str] | None
+) -> Path | None:
+    """The folder recorded in the checkpoint of ``out`` when ``out`` is a copy
+    that :func:`copied_from` cannot see (``cp -r r1 r2; mv r1 r3``: neither
+    folder is where the checkpoint was written), else ``None``.
+
+    Such a folder is a copy when the log it appends to (``log_csv``) or the
+    log its checkpoint was written with, outside the folder, holds rows of
+    its run id after its checkpoint's step: another folder of the same run
+    went on from the same point and logged them. It then resumes under an
+    id of its own, never adding rows under the id of the other folder's
+    run. (In the folder where the checkpoint was written,
+    such rows are those of a later checkpoint replaced by an older one, and
+    are moved aside instead.)"""
+    paths = state.get("paths")
+    recorded = paths.get("out") if isinstance(paths, dict) else None
+    run_id = state.get("run_id")
+    if not isinstance(recorded, str) or not run_id:
+        return None
+    if os.path.abspath(recorded) == os.path.abspath(out):
+        return None  # not relocated
+    from .loggers import logged_steps
+
+    # the log given now, and the one the checkpoint was logging to
+    logs = {log_csv, paths.get("log_csv")} - {None}  # type: ignore[union-attr]
+    for log in sorted(map(os.path.abspath, logs)):
+        if not os.path.relpath(log, os.path.abspath(out)).startswith(".."):
+            continue  # a log inside the folder moved with it: it is its own
+        held = logged_steps(log, run_id)
+        if held and max(held) > int(state["step"]):
+            return Path(recorded)
+    return None
 
 
 def _marker(out: Path) -> dict[str, Any] | None:
@@ -771,6 +847,15 @@ def claim_folder(
 
 def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
     """Refuse ``out``, which holds another run (its files ``found``)."""
+    if CHECKPOINT_NAME in found:  # one that cannot be resumed is not offered
+        damage = unusable_checkpoint(out / CHECKPOINT_NAME)
+        if damage is not None:
+            raise ValueError(
+                f"out: {_io.short(out / CHECKPOINT_NAME)!r} is not a readable "
+                f"checkpoint that rhn wrote: {damage}; no run can resume or "
+                "replace it: "
+                f"{_move_aside(out / CHECKPOINT_NAME)}"
+            )
     what = "another run than the checkpoint resumed" if resumed else "a run"
     how = (
         "delete it yourself"
@@ -835,6 +920,49 @@ def still_claimed(out: Path, lock: FolderLock | None) -> bool:
     return isinstance(marker, dict) and marker.get("run_id") == lock.marker["run_id"]
 
 
+def taken_over(out: Path, lock: FolderLock | None) -> str | None:
+    """Who owns ``out`` now, when another run took it over while the run of
+    ``lock`` trained (its ``run.lock`` deleted, then a second run claimed
+    the folder): the folder's ``run.json`` names another run or another
+    claim (the ``token`` of the lock that wrote it), or its ``run.lock`` is
+    another's. ``None`` while the folder is still this run's, or is gone
+    (moved or removed: :func:`still_claimed` says so)."""
+    if lock is None or lock.marker is None:
+        return None
+    try:
+        marker = _marker(out)
+    except (OSError, ValueError):  # unreadable: no claim to compare
+        marker = None
+    if isinstance(marker, dict) and marker:
+        by = marker.get("by") if isinstance(marker.get("by"), dict) else {}
+        token = by.get("token")
+        if marker.get("run_id") != lock.marker["run_id"] or (
+            token is not None and token != lock.info["token"]
+        ):
+            return (
+                f"run {marker.get('run_id')} (pid {by.get('pid')} on host "
+                f"{by.get('host')}) wrote its run.json"
+            )
+    other = lock._read()
+    if (
+        isinstance(other, dict)
+        and not other.get("unreadable")
+        and other.get("token")
+        and other["token"] != lock.info["token"]
+    ):
+        return (
+            f"pid {other.get('pid')} on host {other.get('host')} holds its {LOCK_NAME}"
+        )
+    return None
+
+
+def orphan_name(run_id: str | None, kind: str = CHECKPOINT_NAME) -> str:
+    """The name under which a run whose folder was taken over keeps its own
+    file ``kind`` beside the other run's: ``checkpoint.orphan-<run id>.pt``."""
+    stem, dot, ext = kind.rpartition(".")
+    return f"{stem}.orphan-{run_id or 'unknown'}{dot}{ext}"
+
+
 def reclaim(out: Path, lock: FolderLock) -> None:
     """Write the run's ``run.json`` into ``out`` again (after the folder was
     moved or removed): the folder holds a complete run, and a moved copy of
@@ -884,14 +1012,35 @@ def _check_replaceable(out: Path) -> None:
             )
     path = out / CHECKPOINT_NAME
     if path.exists():
-        try:
-            load_checkpoint(path, name="out")
-        except (OSError, ValueError) as err:
+        what = unusable_checkpoint(path)
+        if what is not None:
             raise ValueError(
-                f"out: {_io.short(path)!r} is not a checkpoint that rhn wrote "
-                f"({_io.one_line(err)[:80]}); overwrite replaces only a run's own "
-                "files: move the file away, or give another out"
-            ) from None
+                f"out: {_io.short(path)!r} is not a readable checkpoint that rhn "
+                f"wrote: {what}; "
+                f"--overwrite (overwrite=) replaces only a run's own files: "
+                f"{_move_aside(path)}"
+            )
+
+
+def unusable_checkpoint(path: Path) -> str | None:
+    """What ``path`` is when it is no checkpoint :func:`load_checkpoint` can
+    read (in a few words), else ``None``."""
+    try:
+        load_checkpoint(path, name="out")
+    except UnreadableCheckpoint as err:
+        return err.what
+    except OSError as err:
+        return _io.one_line(err.strerror or type(err).__name__)
+    return None
+
+
+def _move_aside(path: Path) -> str:
+    """What to do with a file named like a run's own that no run can use."""
+    aside = path.with_name(path.name + ".damaged")
+    return (
+        f"move it aside (mv {_io.short(path)} {_io.short(aside)}) and run the "
+        "command again, or give another out"
+    )
 
 
 def _set_aside(out: Path, run_id: str) -> Path:

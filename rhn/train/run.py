@@ -34,12 +34,29 @@ from .loggers import CSVLogger, Logger
 from .model import check_memory, evaluate, make_model
 from .model import loss as task_loss
 
-__all__ = ["TrainResult", "train", "TrainingInterrupted", "DIVERGED_FACTOR"]
+__all__ = [
+    "TrainResult",
+    "train",
+    "TrainingInterrupted",
+    "DIVERGED_FACTOR",
+    "FolderTakenOver",
+]
 
 
 class FolderMoved(ValueError):
     """The run's ``out`` folder was moved or removed while it trained: the run
     stopped after writing the folder again whole (checkpoint and run.json)."""
+
+
+class FolderTakenOver(RuntimeError):
+    """Another run took the run's ``out`` folder over while it trained (its
+    ``run.lock`` was deleted, and a second run claimed the folder): the run
+    stopped without writing a file of the other run's, and kept its own
+    state beside them (``checkpoint.orphan-<run id>.pt``, in ``path``)."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass
@@ -170,6 +187,10 @@ def train(
             or ``resume`` is empty, truncated, not a checkpoint of
             :func:`train`, or one of another config.
         FileNotFoundError: if ``resume`` names no file.
+        FolderTakenOver: if another run claimed ``config.out`` while this one
+            trained (after its ``run.lock`` was deleted): nothing of the other
+            run's is written; this run's state goes beside it, to
+            ``out/checkpoint.orphan-<run id>.pt`` (``err.path``).
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
@@ -199,7 +220,9 @@ def train(
     records.check_not_foreign(out, state, resume_path)
     # the run's identity: the checkpoint's when it goes on in its own folder,
     # else a new one (a fresh run, or a branch, which names its parent)
-    run_id, parent, branch = records.identity(out, state, resume_path)
+    run_id, parent, branch = records.identity(
+        out, state, resume_path, log_csv=config.log_csv
+    )
     # the folder before the log: a folder holding another run is the reason
     records.check_out_free(out, state, branch)
     # the log a resume appends to must hold the run's rows up to its step
@@ -841,7 +864,8 @@ class _Run:
         as one run (the moved one resumes as a copy, under an id of its own).
         """
         out = Path(self.config.out)
-        moved = not records.still_claimed(out, self.lock)
+        other = records.taken_over(out, self.lock)
+        moved = other is None and not records.still_claimed(out, self.lock)
         out.mkdir(parents=True, exist_ok=True)
         self.segments[-1]["to_step"] = self.step
         state = {
@@ -865,6 +889,10 @@ class _Run:
             # config.log_csv: the steps it holds rows of, checked on a resume
             "log": None if self.log_record is None else dict(self.log_record),
         }
+        if other is not None:  # nothing of the other run's is touched
+            path = out / records.orphan_name(self.run_id)
+            records.save_checkpoint(path, state)
+            raise self._taken_over(other, path)
         records.save_checkpoint(out / records.CHECKPOINT_NAME, state)
         records.drop_aside(self.lock)  # the run replaced by overwrite goes now
         if moved:
@@ -881,6 +909,23 @@ class _Run:
                     "resumes as a run of its own)"
                 )
             warnings.warn(message, stacklevel=2)
+
+    def _taken_over(self, other: str, path: Path) -> FolderTakenOver:
+        """The error that stops a run whose folder another run took over
+        (``other`` says who): the folder's files are the other run's now, so
+        its lock and its replaced run (``overwrite``) are left alone."""
+        if self.lock is not None:
+            self.lock.aside = None  # restore_aside would write into the folder
+        out = _io.short(self.config.out)
+        return FolderTakenOver(
+            f"out: another run took over {out!r} while this run (id "
+            f"{self.run_id}) trained: {other} (this run's run.lock was deleted); this "
+            f"run stopped at step {self.step} without writing a file of the other "
+            f"run's, and its own state went to {_io.short(path)!r}: move that "
+            f"file into a folder of its own to keep it (--resume it with another "
+            "--out for a branch)",
+            path,
+        )
 
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
@@ -975,6 +1020,8 @@ class _Run:
             del self.history["step"][self.step :]
             del self.history["train_loss"][self.step :]
         if self.config.out is None or self.step <= self.segments[-1]["from_step"]:
+            return
+        if isinstance(err, FolderTakenOver):  # its state is kept, and said
             return
         if isinstance(err, FolderMoved):  # its checkpoint is written, and said
             err.checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME  # type: ignore[attr-defined]
@@ -1089,7 +1136,13 @@ class _Run:
             "history": self.history,
             "run": run,
         }
-        records.write_metrics(Path(self.config.out) / records.METRICS_NAME, record)
+        out = Path(self.config.out)
+        other = records.taken_over(out, self.lock)
+        if other is not None:  # the record goes beside the other run's
+            path = out / records.orphan_name(self.run_id, records.METRICS_NAME)
+            records.write_metrics(path, record)
+            raise self._taken_over(other, path)
+        records.write_metrics(out / records.METRICS_NAME, record)
         records.drop_aside(self.lock)
 
     def finish(self) -> TrainResult:
@@ -1112,11 +1165,7 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
     """Refuse a batch of ``task.generate`` that the model cannot take: not
     ``(inputs, targets)`` or ``(inputs, targets, mask)`` tensors, or inputs of
     another dtype than the model's weights (float64 from numpy, say)."""
-    if (
-        not isinstance(batch, (tuple, list))
-        or len(batch) not in (2, 3)
-        or not all(isinstance(t, torch.Tensor) for t in batch[:2])
-    ):
+    if not _checks.is_batch(batch):
         raise TypeError(
             f"task {task.name!r}: its generate must return (inputs, targets) or "
             f"(inputs, targets, mask) tensors, got {type(batch).__name__}"
