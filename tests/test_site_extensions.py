@@ -384,3 +384,140 @@ def test_a_page_without_javascript_gets_the_light_theme():
     # the inline script, which sets the reader's mode with JavaScript, is kept
     assert out.endswith('dataset.theme = "auto";</script>')
     assert page_scripts.light_without_script(out) == out
+
+
+def _phone_text_px(meta):
+    import base64
+
+    from rhn import plots
+
+    narrow = meta[plots.NARROW_KEY]
+    data = base64.b64decode(narrow["png"])
+    return plots.smallest_text_px(data, min(narrow["width"], plots.PHONE_COLUMN_PX))
+
+
+def test_narrow_png_breaks_a_title_wider_than_a_phone_onto_two_lines():
+    """Figure 6.2: one axes under a title of 47 characters, which does not
+    shrink with the figure; the phone's drawing breaks it in two."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    title = "Hidden size at a fixed budget of 690,688 parameters"
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(5.5, 3.2))
+        ax.plot(range(1, 11), [556 / d**0.5 for d in range(1, 11)], label="RHN")
+        ax.axhline(384, ls="--", label="LSTM")
+        ax.set(xlabel="recurrence depth D", ylabel="hidden size H", title=title)
+        ax.legend()
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots.narrow_reason(fig) == ""
+        assert ax.get_title() == title  # the figure is left as it was
+        # a break falls outside $...$ and at the space nearest the middle
+        assert plots._split_in_two("a $b c$ d e") == "a $b c$\nd e"
+        assert plots._split_in_two("$x y$") is None
+        plt.close("all")
+
+
+def test_narrow_png_stacks_a_grid_of_panels_in_one_column():
+    """Figure 11.2: five panels and a legend's panel in a 2 x 3 grid, y axes
+    shared; on a phone they stack, each with its own y tick labels."""
+    import base64
+    import io
+
+    import matplotlib
+    import numpy as np
+    from PIL import Image
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(2, 3, figsize=(7.2, 4.8), sharex=True, sharey=True)
+        steps = np.arange(50, 1001, 50)
+        for i, ax in enumerate(axes.flat[:5]):
+            ax.plot(steps, np.logspace(0, -3, len(steps)))
+            ax.set(yscale="log", title=f"LSTM, forget bias +1\n(H = {40 + i})")
+        axes[1, 0].set_ylabel("held-out loss")
+        axes.flat[5].axis("off")
+        fig.tight_layout()
+        lines = [plt.Line2D([], [], label=f"seed {k}") for k in range(5)]
+        axes.flat[5].legend(handles=lines, loc="center")
+        specs = [ax.get_subplotspec() for ax in axes.flat]
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots._panels(fig) == (list(axes.flat), (2, 3))
+        png = base64.b64decode(meta[plots.NARROW_KEY]["png"])
+        image = Image.open(io.BytesIO(png))
+        assert image.height > 3 * image.width  # six panels, one above the other
+        assert [ax.get_subplotspec() for ax in axes.flat] == specs
+        assert not axes[0, 1].yaxis.get_tick_params()["labelleft"]
+        plt.close("all")
+
+
+def test_narrow_png_moves_a_legend_too_big_for_its_axes_below_them():
+    """Figure 10.3: a two-column legend in the axes' corner; in one column on
+    a phone it would cover the plot and its texts, so it goes under the axes
+    (below the x label), and the figure keeps its legend where it was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 3.6))
+        for k, name in enumerate(["RHN, init", "RHN, trained", "DT, init", "DT"]):
+            ax.plot([0.1 * k, 1, 2, 3], [1e0, 1e-10, 1e-20, 1e-46], "o", label=name)
+        ax.text(2.2, 2e-46, "norm 0 in float32", va="bottom")
+        ax.set(
+            yscale="log",
+            ylim=(1e-47, 1e2),
+            xlabel="recurrence depth $D$",
+            ylabel="gradient norm at lag 30",
+            title="Gradient at the first step",
+        )
+        legend = ax.legend(ncol=2, loc="lower left")
+        before = plots.figure_png(fig)[0]
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        # the figure is drawn as before: legend, columns and place restored
+        assert plots.figure_png(fig)[0] == before
+        assert legend._ncols == 2 and legend._loc == 3
+        # moved under the axes: its top below the x label's bottom
+        fig.canvas.draw()
+        moved: list = []
+        legend.set_bbox_to_anchor((0, 0, 1, 1), transform=ax.transAxes)
+        assert plots._legends_below(fig, moved)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        top = legend.get_window_extent(renderer).y1
+        assert top < ax.xaxis.label.get_window_extent(renderer).y0
+        plt.close("all")
+
+
+def test_a_legend_laid_out_again_keeps_its_place_and_has_no_empty_title_row():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    for k in range(4):
+        ax.plot([0, 1], [k, k], label=f"line {k}")
+    legend = ax.legend(ncol=2, loc="lower left")
+    plots._legend_columns(legend, 1)
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    assert ax.bbox.x0 <= box.x0 and ax.bbox.y0 <= box.y0  # inside the axes
+    assert not legend.get_title().get_visible()
+    plt.close("all")
