@@ -450,10 +450,22 @@ def _narrow_drawing(
         fig.set_size_inches(width_in * factor, panel_height * panels + extra)
         if fixed:
             _relayout(fig)
-        if _turn_crowded_ticks(fig, turned) and fixed:
-            _relayout(fig)
+        for _ in range(2):  # slanted first, upright if still crowded
+            if _turn_crowded_ticks(fig, turned) and fixed:
+                _relayout(fig)
         if _legends_below(fig, moved) and fixed:
             _relayout(fig)
+        # labels turned upright or a legend moved under the axes leave them
+        # flat: the figure grows until each plot is half its panel's height
+        fig.canvas.draw()
+        low = [ax.bbox.height / fig.dpi for ax in fig.axes if ax.axison]
+        short = 0.5 * panel_height - min(low, default=panel_height)
+        if short > 0.05:
+            fig.set_size_inches(
+                width_in * factor, fig.get_size_inches()[1] + short * panels
+            )
+            if fixed:
+                _relayout(fig)
         png, meta = figure_png(fig, scale=scale)
         px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
         if px is not None and px >= PHONE_TEXT_PX:
@@ -534,7 +546,8 @@ def _overlap(a: Any, b: Any) -> bool:
 
 
 def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) -> bool:
-    """Slant the x tick labels of axes where neighbours collide; True if any."""
+    """Slant the x tick labels of axes where neighbours collide, and turn
+    them upright where slanted ones still do; True if any changed."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     done = {id(ax) for ax, _, _ in turned}
@@ -544,7 +557,14 @@ def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) ->
         boxes = sorted(
             (t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0
         )
-        if id(ax) in done or not any(map(_overlap, boxes, boxes[1:])):
+        if not any(map(_overlap, boxes, boxes[1:])):
+            continue
+        if id(ax) in done:  # slanted and still crowded (labels of two lines)
+            if labels[0].get_rotation() < 90:
+                ax.tick_params(axis="x", labelrotation=90)
+                for label in ax.get_xticklabels():
+                    label.set_horizontalalignment("center")
+                changed = True
             continue
         aligns = [t.get_horizontalalignment() for t in ax.get_xticklabels()]
         rotation = labels[0].get_rotation()
@@ -587,11 +607,31 @@ def _panels(fig: Any) -> tuple[list[Any], tuple[int, int]]:
     nrows, ncols = grid.get_geometry()
     cells = sorted(spec.num1 for spec in specs if spec.num1 == spec.num2)
     same = all(spec.get_gridspec() is grid for spec in specs)
-    if not same or ncols < 2 or len(set(cells)) != len(axes):
+    if not same or ncols < 2:
+        return none
+    if nrows > 1:  # a grid: panels may span cells (a mosaic), none overlap
+        cells = [c for spec in specs for c in _cells(spec, ncols)]
+        if len(set(cells)) != len(cells):
+            return none
+    elif len(set(cells)) != len(axes):
         return none
     if nrows == 1 and cells != list(range(ncols)):
         return none
-    return sorted(axes, key=lambda ax: ax.get_subplotspec().num1), (nrows, ncols)
+
+    # reading order: by the last row a panel covers, then by its column (a
+    # panel spanning the rows of a block comes after the block)
+    def place(ax: Any) -> tuple[int, int]:
+        spec = ax.get_subplotspec()
+        return spec.num2 // ncols, spec.num1 % ncols
+
+    return sorted(axes, key=place), (nrows, ncols)
+
+
+def _cells(spec: Any, ncols: int) -> list[int]:
+    """The grid cells ``spec`` covers."""
+    r0, c0 = divmod(spec.num1, ncols)
+    r1, c1 = divmod(spec.num2, ncols)
+    return [r * ncols + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)]
 
 
 _SUBPLOT_PARAMS = ("left", "right", "bottom", "top", "wspace", "hspace")

@@ -238,15 +238,35 @@ def test_narrow_png_lays_a_figure_legend_out_in_one_column():
         plt.close("all")
 
 
+def _gershgorin_block(mosaic, size):
+    """Complex-plane panels and a sweep, laid out by ``mosaic``, as in the
+    chapter on Gersgorin's theorem."""
+    import matplotlib.pyplot as plt
+    import torch
+
+    from rhn import plots
+
+    fig = plt.figure(figsize=size, layout="constrained")
+    axd = fig.subplot_mosaic(mosaic)
+    J = torch.diag(torch.linspace(-3, 3, 6)) + 0.5
+    for k in axd:
+        if k != "s":
+            plots.plot_spectrum(J, ax=axd[k], legend=False, title=f"$g = {k}$")
+    for top in (10, 2, 3):
+        axd["s"].plot([0, 1], [1, top], label=f"curve {top}")
+    axd["s"].set(xlabel="weight scale $g$", ylabel="size", yscale="log")
+    axd["s"].legend()
+    return fig, axd
+
+
 def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
-    """A block of complex-plane panels beside a sweep, as in the chapter on
-    Gersgorin's theorem, cannot be laid out at a phone's width: no phone
-    drawing, and none of matplotlib's warnings about the discarded attempt
-    reach the page."""
+    """A row of two complex-plane panels and a sweep spanning two columns
+    cannot be laid out at a phone's width (the row does not stack: a panel
+    spans cells): no phone drawing, and none of matplotlib's warnings about
+    the discarded attempt reach the page."""
     import warnings
 
     import matplotlib
-    import torch
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -254,21 +274,33 @@ def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
     from rhn import plots
 
     with matplotlib.rc_context(plots.STYLE):
-        fig = plt.figure(figsize=(7.2, 5.0), layout="constrained")
-        axd = fig.subplot_mosaic(
-            [["0", "1", "s"], ["2", "3", "s"]], width_ratios=[1, 1, 1.5]
-        )
-        J = torch.diag(torch.linspace(-3, 3, 6)) + 0.5
-        for k in "0123":
-            plots.plot_spectrum(J, ax=axd[k], legend=False, title=f"$g = {k}$")
-        for top in (10, 2, 3):
-            axd["s"].plot([0, 1], [1, top], label=f"curve {top}")
-        axd["s"].set(xlabel="weight scale $g$", ylabel="size", yscale="log")
-        axd["s"].legend()
+        fig, _ = _gershgorin_block([["0", "1", "s", "s"]], (7.2, 3.0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert plots.narrow_png(fig) is None
+            assert plots.narrow_reason(fig) == "the layout engine could not lay it out"
         assert [str(w.message) for w in caught] == []
+        assert tuple(fig.get_size_inches()) == (7.2, 3.0)
+        plt.close("all")
+
+
+def test_narrow_png_stacks_a_mosaic_block_and_the_panel_beside_it():
+    """Figure 4.4: four complex-plane panels in a 2 x 2 block, the sweep
+    beside them spanning both rows; on a phone the block's panels stack in
+    reading order and the sweep comes after them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        mosaic = [["0", "1", "s"], ["2", "3", "s"]]
+        fig, axd = _gershgorin_block(mosaic, (7.2, 5.0))
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots._panels(fig)[0] == [axd[k] for k in "0123s"]
         assert tuple(fig.get_size_inches()) == (7.2, 5.0)
         plt.close("all")
 
@@ -521,3 +553,34 @@ def test_a_legend_laid_out_again_keeps_its_place_and_has_no_empty_title_row():
     assert ax.bbox.x0 <= box.x0 and ax.bbox.y0 <= box.y0  # inside the axes
     assert not legend.get_title().get_visible()
     plt.close("all")
+
+
+def test_narrow_png_turns_crowded_labels_of_two_lines_upright():
+    """Figure 5.3: six categories named on two lines each; slanted at a
+    phone's width they still collide, upright they do not, and the plot
+    keeps at least half its panel's height."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 4.2))
+        names = ["plain", "He init"]
+        names += [f"highway\n$b_T$ = {b}" for b in (0, -2, -3, -4)]
+        for j in range(6):
+            for r in range(5):
+                x = [j - 0.2 + 0.1 * r] * 10
+                label = f"repeat {r + 1}" if j == 0 else None
+                ax.plot(x, [0.1 + 0.05 * k for k in range(10)], "o", label=label)
+        ax.axhline(0.69, ls=":", label="chance, ln 2")
+        ax.set_xticks(range(6), names)
+        ax.set(ylabel="lowest held-out loss", title="50 layers, 10 seeds")
+        ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+        fig.tight_layout()
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert ax.get_xticklabels()[0].get_rotation() == 0  # left as it was
+        plt.close("all")

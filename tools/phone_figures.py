@@ -9,8 +9,9 @@ fits the column with its text at least 9.5 px (the site fits it), or
 scrolls sideways; then one line per chapter with the counts.
 
 ``--why`` executes a copy of the chapter (the notebook is not rewritten) with
-:func:`rhn.plots.narrow_png` wrapped, and prints for each figure that gets no
-phone drawing :func:`rhn.plots.narrow_reason`'s answer. Exit status 1 when a
+:func:`rhn.plots.narrow_png` wrapped, counts the copy's figures, and prints
+for each figure that gets no phone drawing :func:`rhn.plots.narrow_reason`'s
+answer. Exit status 1 when a
 figure would scroll sideways.
 """
 
@@ -33,10 +34,10 @@ from rhn.plots import (
 FITS_PX = 9.5  # rhn-site.js fits a figure whose text is this size in the column
 
 
-def figures(path: Path) -> list[tuple[str, str]]:
-    """``(figure name, verdict)`` for each figure output of ``path``."""
+def figures(notebook: dict) -> list[tuple[str, str]]:
+    """``(figure name, verdict)`` for each figure output of a notebook's JSON."""
     found = []
-    cells = json.loads(path.read_text())["cells"]
+    cells = notebook["cells"]
     for i, cell in enumerate(cells):
         outputs = [
             o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})
@@ -79,8 +80,9 @@ _plots.narrow_png = _logged
 """
 
 
-def why(path: Path) -> list[str]:
-    """Execute a copy of ``path`` and return :func:`narrow_reason` per figure."""
+def why(path: Path) -> tuple[dict, list[str]]:
+    """Execute a copy of ``path``: the executed notebook's JSON, and
+    :func:`narrow_reason`'s answer for each figure without a phone drawing."""
     import tempfile
 
     import nbformat
@@ -93,7 +95,7 @@ def why(path: Path) -> list[str]:
         nb.cells.insert(0, nbformat.v4.new_code_cell(_HOOK.format(log=str(log))))
         resources = {"metadata": {"path": str(path.resolve().parent)}}
         NotebookClient(nb, timeout=1800, resources=resources).execute()
-        return log.read_text().splitlines()
+        return json.loads(nbformat.writes(nb)), log.read_text().splitlines()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scrolls = 0
     for path in args.notebooks:
-        found = figures(path)
+        notebook, reasons = json.loads(path.read_text()), []
+        if args.why:
+            notebook, reasons = why(path)
+        found = figures(notebook)
         for name, verdict in found:
             print(f"{path.name} {name}: {verdict}")
         n_phone = sum(v == "phone drawing" for _, v in found)
@@ -113,9 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{path.name}: {len(found)} figures, {n_phone} with a phone drawing, "
             f"{n_scroll} scroll sideways"
         )
-        if args.why:
-            for line in why(path):
-                print(f"{path.name} why: {line}")
+        for line in reasons:
+            print(f"{path.name} why: {line}")
     return 1 if scrolls else 0
 
 
