@@ -584,3 +584,53 @@ def test_narrow_png_turns_crowded_labels_of_two_lines_upright():
         assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
         assert ax.get_xticklabels()[0].get_rotation() == 0  # left as it was
         plt.close("all")
+
+
+def test_phone_figures_tells_each_figure_of_a_chapter_apart():
+    """tools/phone_figures.py: a figure with a phone drawing, one that reads
+    as it is, one the site fits to the column and one that scrolls."""
+    import base64
+    import importlib.util
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location(
+        "phone_figures", root / "tools" / "phone_figures.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def output(size, narrow=False):
+        with matplotlib.rc_context(plots.STYLE):
+            fig, ax = plt.subplots(figsize=size)
+            ax.set_xlabel("lag n")
+            png, meta = plots.figure_png(fig)
+            plt.close(fig)
+        if narrow:
+            meta[plots.NARROW_KEY] = {"png": "", "width": 300}
+        data = {"image/png": base64.b64encode(png).decode()}
+        return {"data": data, "metadata": {"image/png": meta}}
+
+    def cell(name, out):
+        figure = {"mystnb": {"figure": {"name": name}}}
+        return {"cell_type": "code", "metadata": figure, "outputs": [out]}
+
+    notebook = {
+        "cells": [
+            cell("phone", output((7.2, 3), narrow=True)),
+            cell("small", output((3.2, 2.4))),
+            cell("fits", output((5.3, 2.4))),  # about 10 px at 342 px
+            cell("wide", output((7.2, 3))),  # about 7 px at 342 px
+        ]
+    }
+    verdicts = dict(tool.figures(notebook))
+    assert verdicts["phone"] == "phone drawing"
+    assert verdicts["small"] == "reads as it is"
+    assert verdicts["fits"].startswith("fits")
+    assert verdicts["wide"].startswith("scrolls")

@@ -11,7 +11,7 @@ scrolls sideways; then one line per chapter with the counts.
 ``--why`` executes a copy of the chapter (the notebook is not rewritten) with
 :func:`rhn.plots.narrow_png` wrapped, counts the copy's figures, and prints
 for each figure that gets no phone drawing :func:`rhn.plots.narrow_reason`'s
-answer. Exit status 1 when a
+answer; ``--keep DIR`` writes the executed copy there. Exit status 1 when a
 figure would scroll sideways.
 """
 
@@ -102,12 +102,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--why", action="store_true")
+    parser.add_argument(
+        "--keep", type=Path, help="with --why: a folder for the executed copies"
+    )
     args = parser.parse_args(argv)
     scrolls = 0
     for path in args.notebooks:
         notebook, reasons = json.loads(path.read_text()), []
         if args.why:
             notebook, reasons = why(path)
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / path.name).write_text(json.dumps(notebook))
         found = figures(notebook)
         for name, verdict in found:
             print(f"{path.name} {name}: {verdict}")
