@@ -249,11 +249,27 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     drawing, or ``None`` when the figure reads on a phone as it is. The figure
     is left at its own size and layout.
     """
+    return _narrow(fig, scale)[0]
+
+
+def narrow_reason(fig: Any) -> str:
+    """Why :func:`narrow_png` gives ``fig`` no phone drawing, in a few words.
+
+    ``"reads as it is"`` for a figure that needs none, ``""`` for one that
+    gets one; otherwise the narrowed drawing's smallest text in CSS px, the
+    texts that collide in it, or that the layout engine gave up. A
+    diagnostic for a figure that scrolls sideways on a phone.
+    """
+    return _narrow(fig, 3)[1]
+
+
+def _narrow(fig: Any, scale: int) -> tuple[tuple[bytes, dict[str, int]] | None, str]:
+    """:func:`narrow_png`'s drawing, or ``None``, and :func:`narrow_reason`'s text."""
     pt = smallest_text_pt(fig)
     full_png, full_meta = figure_png(fig, scale=1)
     shown = min(full_meta["width"], PHONE_COLUMN_PX)
     if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= PHONE_TEXT_PX:
-        return None
+        return None, "reads as it is"
     width_in, height_in = fig.get_size_inches()
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
@@ -264,18 +280,29 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
     saved = {k: getattr(fig.subplotpars, k) for k in _SUBPLOT_PARAMS}
     target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_AIM_PX  # CSS px wide
     factor = target / full_meta["width"]
-    row = _one_row(fig)
-    if row:  # a row of panels: one above the other on a phone
+    row, grid = _panels(fig)
+    specs, hidden = [], []
+    if row:  # a row or grid of panels: one above the other on a phone
         specs = [ax.get_subplotspec() for ax in row]
-        stacked = fig.add_gridspec(len(row), 1)
+        # a panel with its axis off (a legend's) needs less height
+        ratios = [1.0 if ax.axison else 0.6 for ax in row]
+        stacked = fig.add_gridspec(len(row), 1, height_ratios=ratios)
         for i, ax in enumerate(row):
             ax.set_subplotspec(stacked[i, 0])
+        # each panel is its column's first now: shared y tick labels shown
+        hidden = [ax for ax in row if not ax.yaxis.get_tick_params()["labelleft"]]
+        for ax in hidden:
+            ax.tick_params(axis="y", labelleft=True)
     # a legend of several columns is wider than a phone: one column
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
     columns = [(lg, lg._ncols) for lg in legends if getattr(lg, "_ncols", 1) > 1]
     for legend, _ in columns:
         _legend_columns(legend, 1)
+    # a title or axis label wider than the phone's drawing does not shrink
+    # with it: two lines
+    wrapped = _wrap_long_texts(fig, 0.9 * target)
     turned: list[tuple[Any, float, list[str]]] = []
+    moved: list[tuple[Any, Any, Any, float]] = []
     import warnings
 
     try:
@@ -285,11 +312,18 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             px, png, meta = _narrow_drawing(
-                fig, row, fixed, turned, factor, target, width_in, height_in, scale
+                fig,
+                row,
+                grid,
+                fixed,
+                turned,
+                moved,
+                factor,
+                target,
+                (width_in, height_in),
+                scale,
             )
-            readable = (
-                px is not None and px >= PHONE_TEXT_PX and not _texts_collide(fig)
-            )
+            clash = _colliding_texts(fig)
         collapsed = False
         for w in caught:
             if str(w.message).startswith(_COLLAPSED):
@@ -299,13 +333,26 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
         # a drawing that is still too wide (text that does not shrink with
         # the figure), whose labels collide or that no layout engine could lay
         # out is no better than the figure
-        return (png, meta) if readable and not collapsed else None
+        if collapsed:
+            return None, "the layout engine could not lay it out"
+        if px is None or px < PHONE_TEXT_PX:
+            return None, f"text still {px or 0:.1f} px after narrowing"
+        if clash:
+            pairs = "; ".join(f"{a!r} / {b!r}" for a, b in clash[:4])
+            return None, f"texts collide: {pairs}"
+        return (png, meta), ""
     finally:
         fig.set_size_inches(width_in, height_in)
-        for ax, spec in zip(row, specs if row else [], strict=True):
+        for ax, spec in zip(row, specs, strict=True):
             ax.set_subplotspec(spec)
+            if ax in hidden:
+                ax.tick_params(axis="y", labelleft=False)
         for legend, ncols in columns:
             _legend_columns(legend, ncols)
+        for text, was in wrapped:
+            text.set_text(was)
+        for legend, loc, anchor, pad in moved:
+            legend._loc, legend._bbox_to_anchor, legend.borderaxespad = loc, anchor, pad
         for ax, rotation, aligns in turned:
             ax.tick_params(axis="x", labelrotation=rotation)
             for label, align in zip(ax.get_xticklabels(), aligns, strict=False):
@@ -319,7 +366,53 @@ def _legend_columns(legend: Any, ncols: int) -> None:
     legend's box once, so a new column count alone changes nothing."""
     legend._ncols = ncols
     labels = [t.get_text() for t in legend.texts]
+    title = legend.get_title()
+    text, prop = title.get_text(), title.get_fontproperties()
     legend._init_legend_box(list(legend.legend_handles), labels)
+    # the new box has an empty title row: the legend's own title (or none)
+    legend.set_title(text, prop=prop)
+    # and does not know where the legend goes until told again
+    default = legend._loc_used_default
+    legend._loc = legend._loc
+    legend._loc_used_default = default
+
+
+def _split_in_two(text: str) -> str | None:
+    """``text`` on two lines, broken at the space nearest its middle that is
+    outside ``$...$`` mathematics; ``None`` when it has no such space."""
+    spaces, in_math = [], False
+    for i, c in enumerate(text):
+        if c == "$" and (i == 0 or text[i - 1] != "\\"):
+            in_math = not in_math
+        elif c == " " and not in_math:
+            spaces.append(i)
+    if "\n" in text or not spaces:
+        return None
+    i = min(spaces, key=lambda k: abs(k - len(text) / 2))
+    return text[:i] + "\n" + text[i + 1 :]
+
+
+def _wrap_long_texts(fig: Any, width_px: float) -> list[tuple[Any, str]]:
+    """Break each title and axis label of ``fig`` wider than ``width_px``
+    (at ``fig.dpi``) onto two lines; returns ``(text, its old string)``."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in (fig._suptitle, fig._supxlabel) if t is not None]
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title]
+        texts += [ax.xaxis.label]
+    wrapped = []
+    for text in texts:
+        was = text.get_text()
+        if not text.get_visible() or not was.strip():
+            continue
+        if text.get_window_extent(renderer).width <= width_px:
+            continue
+        two = _split_in_two(was)
+        if two is not None:
+            text.set_text(two)
+            wrapped.append((text, was))
+    return wrapped
 
 
 # the start of matplotlib's warning when constrained layout gives up
@@ -329,37 +422,87 @@ _COLLAPSED = "constrained_layout not applied"
 def _narrow_drawing(
     fig: Any,
     row: list[Any],
+    grid: tuple[int, int],
     fixed: bool,
     turned: list[tuple[Any, float, list[str]]],
+    moved: list[tuple[Any, Any, Any, float]],
     factor: float,
     target: float,
-    width_in: float,
-    height_in: float,
+    size: tuple[float, float],
     scale: int,
 ) -> tuple[float | None, bytes, dict[str, int]]:
     """:func:`narrow_png`'s drawing: (smallest text in px, PNG, its width)."""
+    width_in, height_in = size
+    nrows, ncols = grid
     panels = len(row) or 1
-    for _ in range(3):  # the tight box's width is known after drawing
-        # a panel's width grows by factor * panels when the row stacks;
+    for _ in range(4):  # the tight box's width is known after drawing
+        # a panel's width grows by factor * ncols when the grid stacks;
         # its height grows less, and shrinks less than its width
-        grow = factor * panels
-        panel_height = height_in * (min(grow, 1.25) if row else grow**0.5)
+        grow = factor * ncols
+        panel_height = height_in / nrows * (min(grow, 1.25) if row else grow**0.5)
         if row and all(ax.get_aspect() != "auto" for ax in row):
             # axes of fixed aspect (the complex plane): as tall as their
             # box at this width, plus room for title and labels
             box = max(ax.get_aspect() * ax.get_data_ratio() for ax in row)
             panel_height = min(panel_height, 0.8 * width_in * factor * box + 1.0)
-        fig.set_size_inches(width_in * factor, panel_height * panels)
+        # a legend moved under its axes adds its own height
+        extra = sum(lg.get_window_extent().height for lg, *_ in moved) / fig.dpi
+        fig.set_size_inches(width_in * factor, panel_height * panels + extra)
         if fixed:
             _relayout(fig)
-        if _turn_crowded_ticks(fig, turned) and fixed:
+        for _ in range(2):  # slanted first, upright if still crowded
+            if _turn_crowded_ticks(fig, turned) and fixed:
+                _relayout(fig)
+        if _legends_below(fig, moved) and fixed:
             _relayout(fig)
+        # labels turned upright or a legend moved under the axes leave them
+        # flat: the figure grows until each plot is half its panel's height
+        fig.canvas.draw()
+        low = [ax.bbox.height / fig.dpi for ax in fig.axes if ax.axison]
+        short = 0.5 * panel_height - min(low, default=panel_height)
+        if short > 0.05:
+            fig.set_size_inches(
+                width_in * factor, fig.get_size_inches()[1] + short * panels
+            )
+            if fixed:
+                _relayout(fig)
         png, meta = figure_png(fig, scale=scale)
         px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
         if px is not None and px >= PHONE_TEXT_PX:
             break
         factor *= target / meta["width"]
     return px, png, meta
+
+
+def _legends_below(fig: Any, moved: list[tuple[Any, Any, Any, float]]) -> bool:
+    """Move each axes legend that covers over a third of its axes' width or
+    height (as last drawn) under the axes, below its x tick labels and
+    label; True if any moved."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    done = {id(legend) for legend, _, _, _ in moved}
+    changed = False
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not ax.axison or id(legend) in done:
+            continue
+        box, frame = legend.get_window_extent(renderer), ax.bbox
+        if box.width < frame.width / 3 and box.height < frame.height / 3:
+            continue
+        moved.append(
+            (legend, legend._loc, legend._bbox_to_anchor, legend.borderaxespad)
+        )
+        below = [ax.xaxis.label, *_drawn_tick_labels(ax.xaxis)]
+        bottom = min(
+            (t.get_window_extent(renderer).y0 for t in below if t.get_text().strip()),
+            default=frame.y0,
+        )
+        font_px = legend.prop.get_size_in_points() * fig.dpi / 72
+        legend._loc = 9  # upper center
+        legend.set_bbox_to_anchor((0.5, 0.0), transform=ax.transAxes)
+        legend.borderaxespad = (frame.y0 - bottom) / font_px + 0.5
+        changed = True
+    return changed
 
 
 def _drawn_tick_labels(axis: Any) -> list[Any]:
@@ -403,7 +546,8 @@ def _overlap(a: Any, b: Any) -> bool:
 
 
 def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) -> bool:
-    """Slant the x tick labels of axes where neighbours collide; True if any."""
+    """Slant the x tick labels of axes where neighbours collide, and turn
+    them upright where slanted ones still do; True if any changed."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     done = {id(ax) for ax, _, _ in turned}
@@ -413,7 +557,14 @@ def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) ->
         boxes = sorted(
             (t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0
         )
-        if id(ax) in done or not any(map(_overlap, boxes, boxes[1:])):
+        if not any(map(_overlap, boxes, boxes[1:])):
+            continue
+        if id(ax) in done:  # slanted and still crowded (labels of two lines)
+            if labels[0].get_rotation() < 90:
+                ax.tick_params(axis="x", labelrotation=90)
+                for label in ax.get_xticklabels():
+                    label.set_horizontalalignment("center")
+                changed = True
             continue
         aligns = [t.get_horizontalalignment() for t in ax.get_xticklabels()]
         rotation = labels[0].get_rotation()
@@ -425,29 +576,62 @@ def _turn_crowded_ticks(fig: Any, turned: list[tuple[Any, float, list[str]]]) ->
     return changed
 
 
-def _texts_collide(fig: Any) -> bool:
-    """Whether any two visible texts of ``fig`` overlap (as last drawn)."""
+def _colliding_texts(fig: Any) -> list[tuple[str, str]]:
+    """The pairs of visible texts of ``fig`` that overlap (as last drawn)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in _visible_texts(fig)]
-    return any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    texts = _visible_texts(fig)
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    return [
+        (texts[i].get_text(), texts[k].get_text())
+        for i, a in enumerate(boxes)
+        for k in range(i + 1, len(boxes))
+        if _overlap(a, boxes[k])
+    ]
 
 
-def _one_row(fig: Any) -> list[Any]:
-    """The axes of ``fig`` when they are one row of panels of one grid, else []."""
+def _panels(fig: Any) -> tuple[list[Any], tuple[int, int]]:
+    """The axes of ``fig`` in reading order, and their grid's (rows, columns),
+    when they fill one cell each of one grid of two or more columns: a row of
+    panels, or a grid (a panel with its axis turned off, holding a legend,
+    counts);
+    ``([], (1, 1))`` for any other figure."""
     axes = [ax for ax in fig.axes if ax.get_visible()]
+    none: tuple[list[Any], tuple[int, int]] = ([], (1, 1))
     if len(axes) < 2 or len(axes) != len(fig.axes):
-        return []
+        return none
     specs = [ax.get_subplotspec() for ax in axes]
     if any(spec is None for spec in specs):
-        return []
+        return none
     grid = specs[0].get_gridspec()
     nrows, ncols = grid.get_geometry()
     cells = sorted(spec.num1 for spec in specs if spec.num1 == spec.num2)
     same = all(spec.get_gridspec() is grid for spec in specs)
-    if not same or nrows != 1 or cells != list(range(ncols)):
-        return []
-    return sorted(axes, key=lambda ax: ax.get_subplotspec().num1)
+    if not same or ncols < 2:
+        return none
+    if nrows > 1:  # a grid: panels may span cells (a mosaic), none overlap
+        cells = [c for spec in specs for c in _cells(spec, ncols)]
+        if len(set(cells)) != len(cells):
+            return none
+    elif len(set(cells)) != len(axes):
+        return none
+    if nrows == 1 and cells != list(range(ncols)):
+        return none
+
+    # reading order: by the last row a panel covers, then by its column (a
+    # panel spanning the rows of a block comes after the block)
+    def place(ax: Any) -> tuple[int, int]:
+        spec = ax.get_subplotspec()
+        return spec.num2 // ncols, spec.num1 % ncols
+
+    return sorted(axes, key=place), (nrows, ncols)
+
+
+def _cells(spec: Any, ncols: int) -> list[int]:
+    """The grid cells ``spec`` covers."""
+    r0, c0 = divmod(spec.num1, ncols)
+    r1, c1 = divmod(spec.num2, ncols)
+    return [r * ncols + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)]
 
 
 _SUBPLOT_PARAMS = ("left", "right", "bottom", "top", "wspace", "hspace")

@@ -238,15 +238,35 @@ def test_narrow_png_lays_a_figure_legend_out_in_one_column():
         plt.close("all")
 
 
+def _gershgorin_block(mosaic, size):
+    """Complex-plane panels and a sweep, laid out by ``mosaic``, as in the
+    chapter on Gersgorin's theorem."""
+    import matplotlib.pyplot as plt
+    import torch
+
+    from rhn import plots
+
+    fig = plt.figure(figsize=size, layout="constrained")
+    axd = fig.subplot_mosaic(mosaic)
+    J = torch.diag(torch.linspace(-3, 3, 6)) + 0.5
+    for k in axd:
+        if k != "s":
+            plots.plot_spectrum(J, ax=axd[k], legend=False, title=f"$g = {k}$")
+    for top in (10, 2, 3):
+        axd["s"].plot([0, 1], [1, top], label=f"curve {top}")
+    axd["s"].set(xlabel="weight scale $g$", ylabel="size", yscale="log")
+    axd["s"].legend()
+    return fig, axd
+
+
 def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
-    """A block of complex-plane panels beside a sweep, as in the chapter on
-    Gersgorin's theorem, cannot be laid out at a phone's width: no phone
-    drawing, and none of matplotlib's warnings about the discarded attempt
-    reach the page."""
+    """A row of two complex-plane panels and a sweep spanning two columns
+    cannot be laid out at a phone's width (the row does not stack: a panel
+    spans cells): no phone drawing, and none of matplotlib's warnings about
+    the discarded attempt reach the page."""
     import warnings
 
     import matplotlib
-    import torch
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -254,21 +274,33 @@ def test_narrow_png_gives_up_quietly_where_constrained_layout_collapses():
     from rhn import plots
 
     with matplotlib.rc_context(plots.STYLE):
-        fig = plt.figure(figsize=(7.2, 5.0), layout="constrained")
-        axd = fig.subplot_mosaic(
-            [["0", "1", "s"], ["2", "3", "s"]], width_ratios=[1, 1, 1.5]
-        )
-        J = torch.diag(torch.linspace(-3, 3, 6)) + 0.5
-        for k in "0123":
-            plots.plot_spectrum(J, ax=axd[k], legend=False, title=f"$g = {k}$")
-        for top in (10, 2, 3):
-            axd["s"].plot([0, 1], [1, top], label=f"curve {top}")
-        axd["s"].set(xlabel="weight scale $g$", ylabel="size", yscale="log")
-        axd["s"].legend()
+        fig, _ = _gershgorin_block([["0", "1", "s", "s"]], (7.2, 3.0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert plots.narrow_png(fig) is None
+            assert plots.narrow_reason(fig) == "the layout engine could not lay it out"
         assert [str(w.message) for w in caught] == []
+        assert tuple(fig.get_size_inches()) == (7.2, 3.0)
+        plt.close("all")
+
+
+def test_narrow_png_stacks_a_mosaic_block_and_the_panel_beside_it():
+    """Figure 4.4: four complex-plane panels in a 2 x 2 block, the sweep
+    beside them spanning both rows; on a phone the block's panels stack in
+    reading order and the sweep comes after them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        mosaic = [["0", "1", "s"], ["2", "3", "s"]]
+        fig, axd = _gershgorin_block(mosaic, (7.2, 5.0))
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots._panels(fig)[0] == [axd[k] for k in "0123s"]
         assert tuple(fig.get_size_inches()) == (7.2, 5.0)
         plt.close("all")
 
@@ -384,3 +416,221 @@ def test_a_page_without_javascript_gets_the_light_theme():
     # the inline script, which sets the reader's mode with JavaScript, is kept
     assert out.endswith('dataset.theme = "auto";</script>')
     assert page_scripts.light_without_script(out) == out
+
+
+def _phone_text_px(meta):
+    import base64
+
+    from rhn import plots
+
+    narrow = meta[plots.NARROW_KEY]
+    data = base64.b64decode(narrow["png"])
+    return plots.smallest_text_px(data, min(narrow["width"], plots.PHONE_COLUMN_PX))
+
+
+def test_narrow_png_breaks_a_title_wider_than_a_phone_onto_two_lines():
+    """Figure 6.2: one axes under a title of 47 characters, which does not
+    shrink with the figure; the phone's drawing breaks it in two."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    title = "Hidden size at a fixed budget of 690,688 parameters"
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(5.5, 3.2))
+        ax.plot(range(1, 11), [556 / d**0.5 for d in range(1, 11)], label="RHN")
+        ax.axhline(384, ls="--", label="LSTM")
+        ax.set(xlabel="recurrence depth D", ylabel="hidden size H", title=title)
+        ax.legend()
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots.narrow_reason(fig) == ""
+        assert ax.get_title() == title  # the figure is left as it was
+        # a break falls outside $...$ and at the space nearest the middle
+        assert plots._split_in_two("a $b c$ d e") == "a $b c$\nd e"
+        assert plots._split_in_two("$x y$") is None
+        plt.close("all")
+
+
+def test_narrow_png_stacks_a_grid_of_panels_in_one_column():
+    """Figure 11.2: five panels and a legend's panel in a 2 x 3 grid, y axes
+    shared; on a phone they stack, each with its own y tick labels."""
+    import base64
+    import io
+
+    import matplotlib
+    import numpy as np
+    from PIL import Image
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(2, 3, figsize=(7.2, 4.8), sharex=True, sharey=True)
+        steps = np.arange(50, 1001, 50)
+        for i, ax in enumerate(axes.flat[:5]):
+            ax.plot(steps, np.logspace(0, -3, len(steps)))
+            ax.set(yscale="log", title=f"LSTM, forget bias +1\n(H = {40 + i})")
+        axes[1, 0].set_ylabel("held-out loss")
+        axes.flat[5].axis("off")
+        fig.tight_layout()
+        lines = [plt.Line2D([], [], label=f"seed {k}") for k in range(5)]
+        axes.flat[5].legend(handles=lines, loc="center")
+        specs = [ax.get_subplotspec() for ax in axes.flat]
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert plots._panels(fig) == (list(axes.flat), (2, 3))
+        png = base64.b64decode(meta[plots.NARROW_KEY]["png"])
+        image = Image.open(io.BytesIO(png))
+        assert image.height > 3 * image.width  # six panels, one above the other
+        assert [ax.get_subplotspec() for ax in axes.flat] == specs
+        assert not axes[0, 1].yaxis.get_tick_params()["labelleft"]
+        plt.close("all")
+
+
+def test_narrow_png_moves_a_legend_too_big_for_its_axes_below_them():
+    """Figure 10.3: a two-column legend in the axes' corner; in one column on
+    a phone it would cover the plot and its texts, so it goes under the axes
+    (below the x label), and the figure keeps its legend where it was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 3.6))
+        for k, name in enumerate(["RHN, init", "RHN, trained", "DT, init", "DT"]):
+            ax.plot([0.1 * k, 1, 2, 3], [1e0, 1e-10, 1e-20, 1e-46], "o", label=name)
+        ax.text(2.2, 2e-46, "norm 0 in float32", va="bottom")
+        ax.set(
+            yscale="log",
+            ylim=(1e-47, 1e2),
+            xlabel="recurrence depth $D$",
+            ylabel="gradient norm at lag 30",
+            title="Gradient at the first step",
+        )
+        legend = ax.legend(ncol=2, loc="lower left")
+        before = plots.figure_png(fig)[0]
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        # the figure is drawn as before: legend, columns and place restored
+        assert plots.figure_png(fig)[0] == before
+        assert legend._ncols == 2 and legend._loc == 3
+        # moved under the axes: its top below the x label's bottom
+        fig.canvas.draw()
+        moved: list = []
+        legend.set_bbox_to_anchor((0, 0, 1, 1), transform=ax.transAxes)
+        assert plots._legends_below(fig, moved)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        top = legend.get_window_extent(renderer).y1
+        assert top < ax.xaxis.label.get_window_extent(renderer).y0
+        plt.close("all")
+
+
+def test_a_legend_laid_out_again_keeps_its_place_and_has_no_empty_title_row():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    for k in range(4):
+        ax.plot([0, 1], [k, k], label=f"line {k}")
+    legend = ax.legend(ncol=2, loc="lower left")
+    plots._legend_columns(legend, 1)
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    assert ax.bbox.x0 <= box.x0 and ax.bbox.y0 <= box.y0  # inside the axes
+    assert not legend.get_title().get_visible()
+    plt.close("all")
+
+
+def test_narrow_png_turns_crowded_labels_of_two_lines_upright():
+    """Figure 5.3: six categories named on two lines each; slanted at a
+    phone's width they still collide, upright they do not, and the plot
+    keeps at least half its panel's height."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 4.2))
+        names = ["plain", "He init"]
+        names += [f"highway\n$b_T$ = {b}" for b in (0, -2, -3, -4)]
+        for j in range(6):
+            for r in range(5):
+                x = [j - 0.2 + 0.1 * r] * 10
+                label = f"repeat {r + 1}" if j == 0 else None
+                ax.plot(x, [0.1 + 0.05 * k for k in range(10)], "o", label=label)
+        ax.axhline(0.69, ls=":", label="chance, ln 2")
+        ax.set_xticks(range(6), names)
+        ax.set(ylabel="lowest held-out loss", title="50 layers, 10 seeds")
+        ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+        fig.tight_layout()
+        _, meta = plots.figure_png_for_phone(fig)
+        assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+        assert ax.get_xticklabels()[0].get_rotation() == 0  # left as it was
+        plt.close("all")
+
+
+def test_phone_figures_tells_each_figure_of_a_chapter_apart():
+    """tools/phone_figures.py: a figure with a phone drawing, one that reads
+    as it is, one the site fits to the column and one that scrolls."""
+    import base64
+    import importlib.util
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location(
+        "phone_figures", root / "tools" / "phone_figures.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def output(size, narrow=False):
+        with matplotlib.rc_context(plots.STYLE):
+            fig, ax = plt.subplots(figsize=size)
+            ax.set_xlabel("lag n")
+            png, meta = plots.figure_png(fig)
+            plt.close(fig)
+        if narrow:
+            meta[plots.NARROW_KEY] = {"png": "", "width": 300}
+        data = {"image/png": base64.b64encode(png).decode()}
+        return {"data": data, "metadata": {"image/png": meta}}
+
+    def cell(name, out):
+        figure = {"mystnb": {"figure": {"name": name}}}
+        return {"cell_type": "code", "metadata": figure, "outputs": [out]}
+
+    notebook = {
+        "cells": [
+            cell("phone", output((7.2, 3), narrow=True)),
+            cell("small", output((3.2, 2.4))),
+            cell("fits", output((5.3, 2.4))),  # about 10 px at 342 px
+            cell("wide", output((7.2, 3))),  # about 7 px at 342 px
+        ]
+    }
+    verdicts = dict(tool.figures(notebook))
+    assert verdicts["phone"] == "phone drawing"
+    assert verdicts["small"] == "reads as it is"
+    assert verdicts["fits"].startswith("fits")
+    assert verdicts["wide"].startswith("scrolls")
