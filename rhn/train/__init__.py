@@ -54,7 +54,13 @@ from .records import (
     METRICS_NAME,
     load_checkpoint,
 )
-from .run import DIVERGED_FACTOR, TrainingInterrupted, TrainResult, train
+from .run import (
+    DIVERGED_FACTOR,
+    FolderTakenOver,
+    TrainingInterrupted,
+    TrainResult,
+    train,
+)
 
 # The public objects say they live here, where users import them from: the
 # API reference documents them as rhn.train.*, and pickles name them so.
@@ -68,6 +74,7 @@ for _public in (
     load_checkpoint,
     load_model,
     TrainingInterrupted,
+    FolderTakenOver,
     Logger,
     CSVLogger,
 ):
@@ -86,6 +93,7 @@ __all__ = [
     "Logger",
     "CSVLogger",
     "TrainingInterrupted",
+    "FolderTakenOver",
     "DIVERGED_FACTOR",
     "CHECKPOINT_NAME",
     "METRICS_NAME",
