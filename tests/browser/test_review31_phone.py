@@ -225,7 +225,7 @@ def test_api_page_lists_its_modules_at_the_top(browser: Browser, base_url: str) 
 WIDE_FIT_TEXT_PX = 9.5
 WIDE_PAGES = [
     "book/01_introduction.html",
-    "book/05_highway.html",
+    "book/04_gershgorin.html",
     "book/11_training.html",
 ]
 WIDE_BOXES_JS = """async () => {
