@@ -223,11 +223,10 @@ def test_api_page_lists_its_modules_at_the_top(browser: Browser, base_url: str) 
 # --- third review -----------------------------------------------------------
 
 WIDE_FIT_TEXT_PX = 9.5
-WIDE_PAGES = [
-    "book/01_introduction.html",
-    "book/04_gershgorin.html",
-    "book/11_training.html",
-]
+# every chapter: since the phone drawings of rhn.plots.narrow_png cover every
+# static figure, no page should hold a figure a phone scrolls sideways (the
+# widgets' fallback images, shown only without JavaScript, are skipped)
+WIDE_PAGES = [f"book/{p.name}" for p in sorted((SITE / "book").glob("[0-9][0-9]_*.html"))]
 WIDE_BOXES_JS = """async () => {
     const out = [];
     for (const box of document.querySelectorAll('.rhn-wide-figure')) {
@@ -254,7 +253,6 @@ def test_wide_figure_fits_the_phone_column_when_its_text_is_9_5_px(
     with _visit(browser, base_url, page_path, "phone") as visit:
         boxes = visit.page.evaluate(WIDE_BOXES_JS)
         assert not visit.errors, visit.errors
-    assert boxes, f"{page_path}: no wide figure"
     problems, seen = [], {}
     for box in boxes:
         file = SITE / unquote(urlparse(box["src"]).path).lstrip("/")
@@ -270,6 +268,8 @@ def test_wide_figure_fits_the_phone_column_when_its_text_is_9_5_px(
             problems.append(f"{name}: fits but is {box['shown']:.0f} px wide")
         if not box["fits"] and not box["scrolls"]:
             problems.append(f"{name}: neither fits nor scrolls")
+        if box["scrolls"]:  # a phone drawing or a fitted one is what a phone gets
+            problems.append(f"{name}: scrolls sideways on a phone")
     _report(f"wide_figures_phone {page_path}", seen)
     assert not problems, f"{page_path}: " + "; ".join(problems)
 
