@@ -226,7 +226,9 @@ WIDE_FIT_TEXT_PX = 9.5
 # every chapter: since the phone drawings of rhn.plots.narrow_png cover every
 # static figure, no page should hold a figure a phone scrolls sideways (the
 # widgets' fallback images, shown only without JavaScript, are skipped)
-WIDE_PAGES = [f"book/{p.name}" for p in sorted((SITE / "book").glob("[0-9][0-9]_*.html"))]
+WIDE_PAGES = [
+    f"book/{p.name}" for p in sorted((SITE / "book").glob("[0-9][0-9]_*.html"))
+]
 WIDE_BOXES_JS = """async () => {
     const out = [];
     for (const box of document.querySelectorAll('.rhn-wide-figure')) {
