@@ -473,7 +473,13 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     if notes:
         clean["non_finite"] = notes
     print(json.dumps(clean, indent=1, allow_nan=False))
-    print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
+    if result.written:
+        print(f"wrote {config.out}/metrics.json and {config.out}/checkpoint.pt")
+    else:
+        print(
+            f"wrote nothing: {config.out}/metrics.json and {config.out}/checkpoint.pt "
+            "are as they were"
+        )
     if m["diverged"]:
         # without a test split, the validation loss is the held-out loss
         held = m["test_loss"] if m["test_loss"] is not None else m.get("valid_loss")

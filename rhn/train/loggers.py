@@ -93,7 +93,10 @@ class CSVLogger(Logger):
 
     A resume also refuses a log that lacks the run's rows up to the last
     step its checkpoint records as logged there (a file cut short, restored
-    from an older copy, or moved away), so that no gap is left silently.
+    from an older copy, or moved away), so that no gap is left silently, and
+    a log changed by hand (see :func:`check_log_rows`: a row repeated, a cell
+    that is no number, a line of another kind), so that no bad row is kept;
+    so does ``overwrite``, which keeps the rows it replaces to put back.
 
     Refused before any work, with one line naming ``log_csv``: a file that is
     not a log of this kind (its first line is not this run's header), a
@@ -258,6 +261,7 @@ class CSVLogger(Logger):
         self._refuse_hard_links(
             "an append would write into each of them: give this run its own log"
         )
+        check_log_rows(self.path, self._run)
         runs = {r[-1] for r in body if len(r) == len(columns)}
         others = sorted(runs - {self._run})
         if others:
@@ -303,6 +307,13 @@ class CSVLogger(Logger):
         if info.get("config", {}).get("out") is None or not body:
             return  # no folder: overwrite names the log alone
         replaced = info.get("replaces_run")
+        if named:  # the rows kept, to be put back if the new run fails
+            check_log_rows(
+                self.path,
+                replaced,
+                refusal="overwrite does not replace (and keep to put back) a "
+                "log changed by hand",
+            )
         runs = sorted({r[-1] for r in body if named and len(r) == width})
         if not named or runs != [replaced]:
             what = f"run {runs[0]}" if named and runs else "a run it does not name"
@@ -520,6 +531,93 @@ def logged_steps(path: str | os.PathLike[str], run_id: str | None) -> set[int] |
         for row in table[1:]
         if len(row) == len(header) and row[-1] == run_id and row[at].isdigit()
     }
+
+
+def check_log_rows(
+    path: str | os.PathLike[str],
+    run_id: str | None,
+    *,
+    refusal: str = "a resume does not append to a log changed by hand",
+) -> None:
+    """Refuse (a ``ValueError`` of one line) a log whose rows were changed by
+    hand: each row must have the header's number of cells, ``segment`` and
+    ``step`` whole numbers, the other cells but ``run`` numbers (the held-out
+    scores may be empty, as at steps without an evaluation), run ``run_id``'s
+    steps must increase from row to row, and no row of another run may stand
+    between two of its rows. Blank lines and a last row cut short (no
+    newline, which the logger removes) are let be; a missing file, or one
+    that is no log with a ``run`` column, is left to the logger's check."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()  # a row cut short: removed when the run appends
+    reader = csv.reader(lines)
+    try:  # a row's number: the file's line it ends on
+        table = [(reader.line_num, row) for row in reader]
+    except csv.Error:
+        return
+    if not table or "step" not in table[0][1] or table[0][1][-1] != "run":
+        return
+    header = table[0][1]
+    whole = {"segment", "step"}
+    may_be_empty = {
+        c
+        for c in header
+        if c != "train_loss" and (c.endswith("_loss") or c.endswith("_accuracy"))
+    }
+    at = header.index("step")
+    ours = [n for n, row in table[1:] if row and row[-1] == run_id]
+    last: tuple[int, int] | None = None  # line, step of this run's row before
+
+    def refuse(line: int, what: str) -> None:
+        raise ValueError(
+            f"log_csv: {_io.short(path)!r} line {line} {what}; {refusal}: "
+            "restore the file, or start the log elsewhere with --log-csv (log_csv=)"
+        )
+
+    for n, row in table[1:]:
+        if not row:
+            continue
+        if len(row) != len(header):
+            refuse(
+                n,
+                f"has {len(row)} fields, the header {len(header)} "
+                f"({_io.short(','.join(row), 40)!r})",
+            )
+        for column, cell in zip(header[:-1], row[:-1], strict=True):
+            if cell == "" and column in may_be_empty:
+                continue
+            if column in whole:
+                ok = cell.isdigit()
+            else:
+                try:
+                    float(cell)
+                    ok = True
+                except ValueError:
+                    ok = False
+            if not ok:
+                kind = "a whole number" if column in whole else "a number"
+                refuse(n, f"has {column} {_io.short(cell, 30)!r}, not {kind}")
+        if row[-1] != run_id:
+            if ours and ours[0] < n < ours[-1]:
+                refuse(
+                    n,
+                    f"names another run ({_io.short(row[-1], 40)}) among the rows "
+                    f"of this run ({run_id})",
+                )
+            continue
+        step = int(row[at])
+        if last is not None and step <= last[1]:
+            refuse(
+                n,
+                f"has step {step} after step {last[1]} on line {last[0]} (this "
+                "run's steps must increase)",
+            )
+        last = (n, step)
 
 
 def step_ranges(steps: Iterable[int], most: int = 4) -> str:

@@ -91,11 +91,15 @@ class TrainResult:
             :func:`rhn.owntasks.tensor_task` given no test data) has
             ``test_loss`` (and ``test_accuracy``) ``None`` and
             ``test_loss_reason`` saying why.
+        written: whether this call wrote the run's files; ``False`` for a
+            resume with nothing to train, which returns the recorded result
+            and leaves every file as it was.
     """
 
     model: torch.nn.Module
     history: dict[str, list[float]]
     metrics: dict[str, Any]
+    written: bool = True
 
 
 def _schedule(config: TrainConfig, horizon: int) -> Callable[[int], float]:
@@ -334,7 +338,7 @@ def _kept_log(
         and out is not None
         and os.path.abspath(os.path.join(out, saved["inside"])) == path
     )
-    from .loggers import logged_steps, step_ranges
+    from .loggers import check_log_rows, logged_steps, step_ranges
 
     held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
     if saved.get("path") != path and not moved_with:
@@ -356,9 +360,15 @@ def _kept_log(
     record["from_step"] = first
     if held is None:  # no log of this kind: the logger's check says so
         return record
+    check_log_rows(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
     missing = [s for s in range(first + 1, min(last, start) + 1) if s not in held]
     if missing:
         where = _io.short(config.log_csv)
+        gone = (
+            f"the row of step {missing[0]} is missing"
+            if len(missing) == 1
+            else f"rows of steps {step_ranges(missing)} are missing"
+        )
         what = (
             "is missing"
             if not os.path.exists(config.log_csv)
@@ -366,8 +376,8 @@ def _kept_log(
         )
         raise ValueError(
             f"log_csv: {where!r} {what}, but the run is at step {start} and logged "
-            f"steps {first + 1}-{last} there (rows of steps {step_ranges(missing)} "
-            f"are missing); appending would leave a gap: restore the file, or pass "
+            f"steps {first + 1}-{last} there ({gone}); appending would leave a "
+            "gap: restore the file, or pass "
             "--log-csv (log_csv=) with a new file to log the rest of the run there"
         )
     return record
@@ -394,7 +404,9 @@ def _already_done(
         run.model.load_state_dict(run.best["model"])
     run.model.eval()
     metrics = {k: v for k, v in record.items() if k not in ("config", "history", "run")}
-    return TrainResult(model=run.model, history=run.history, metrics=metrics)
+    return TrainResult(
+        model=run.model, history=run.history, metrics=metrics, written=False
+    )
 
 
 def _parent_log(state: dict[str, Any] | None) -> str | None:
