@@ -613,10 +613,8 @@ def _panels(fig: Any) -> tuple[list[Any], tuple[int, int]]:
         cells = [c for spec in specs for c in _cells(spec, ncols)]
         if len(set(cells)) != len(cells):
             return none
-    elif len(set(cells)) != len(axes):
-        return none
-    if nrows == 1 and cells != list(range(ncols)):
-        return none
+    elif len(cells) != len(axes) or cells != list(range(ncols)):
+        return none  # a row: one panel in each cell, none spanning two
 
     # reading order: by the last row a panel covers, then by its column (a
     # panel spanning the rows of a block comes after the block)

@@ -183,12 +183,10 @@ def settings(name: str) -> dict[str, list[Any]]:
             if kind == "rhn":
                 rhn_specs.append(kwargs)
         for key, value in study.items():
-            if (
-                _PLURAL.get(key, key) not in _RHN_KEYS
-                or not rhn_specs
-                or any(_PLURAL.get(key, key) not in kw for kw in rhn_specs)
-            ):
-                add(key, value)
+            name = _PLURAL.get(key, key)
+            if name in _RHN_KEYS and rhn_specs and all(name in kw for kw in rhn_specs):
+                continue  # every RHN model says its own (read below)
+            add(key, value)
         for kwargs in rhn_specs:
             for key in _RHN_KEYS:
                 add(key, kwargs.get(key))
