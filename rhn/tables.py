@@ -160,14 +160,19 @@ class Table:
                 out.append(f"<{tag}{align}>{html_label(c)}</{tag}>")
             return "<tr>" + "".join(out) + "</tr>"
 
-        caption = (
-            f"<caption>{html_label(self.caption)}</caption>" if self.caption else ""
-        )
         body = "".join(row(r, "td") for r in self.rows)
-        return (
+        scroll = (  # a table wider than the column scrolls in this box
             '<div class="rhn-table-wrap"><table class="rhn-table">'
-            f"{caption}<thead>{row(self.header, 'th')}</thead>"
+            f"<thead>{row(self.header, 'th')}</thead>"
             f"<tbody>{body}</tbody></table></div>"
+        )
+        if not self.caption:
+            return scroll
+        # the caption outside the scroll box, so that it wraps in the column
+        # instead of scrolling away with a wide table
+        return (
+            '<figure class="rhn-table-figure">'
+            f"<figcaption>{html_label(self.caption)}</figcaption>{scroll}</figure>"
         )
 
 

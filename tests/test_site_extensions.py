@@ -634,3 +634,44 @@ def test_phone_figures_tells_each_figure_of_a_chapter_apart():
     assert verdicts["small"] == "reads as it is"
     assert verdicts["fits"].startswith("fits")
     assert verdicts["wide"].startswith("scrolls")
+
+
+def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
+    """A built page: ``$x$.`` becomes one no-wrap span; a long formula, a
+    formula before a word and a formula at a paragraph's end stay as they are."""
+    sphinx_app = pytest.importorskip("sphinx.application")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'math_punct']\n"
+        "myst_enable_extensions = ['dollarmath']\n"
+    )
+    long = "a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9"
+    (src / "index.md").write_text(
+        f"# Page\n\nShort $x_t$. Then $y$), and $z$ words.\n\nLong ${long}$. End $w$\n"
+    )
+    out = tmp_path / "html"
+    app = sphinx_app.Sphinx(
+        str(src),
+        str(src),
+        str(out),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+    )
+    app.build()
+    html = (out / "index.html").read_text(encoding="utf-8")
+    boxes = re.findall(r'<span class="rhn-nowrap">(.*?)</span>(?=[^<]*)', html)
+    glued = re.findall(
+        r'<span class="rhn-nowrap"><span class="math[^"]*">\\\((.*?)\\\)</span>'
+        r"([^<]*)</span>",
+        html,
+    )
+    assert glued == [("x_t", "."), ("y", "),")], boxes
+    assert "Then " in html and " and " in html  # the text after stays
+    assert f"\\({long}\\)</span>." in html  # too long to glue
+    assert html.count("rhn-nowrap") == 2

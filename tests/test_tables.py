@@ -20,7 +20,9 @@ def test_text_and_html_agree_on_the_cells():
     assert text[3].index("0.012") + 5 == text[4].index("1.500") + 5
     assert text[3].endswith(" 3") and text[4].endswith("12")
     html = t._repr_html_()
-    assert html.count("<tr>") == 3 and "<caption>final losses</caption>" in html
+    assert html.count("<tr>") == 3 and "<figcaption>final losses</figcaption>" in html
+    # the caption stands outside the box that scrolls a wide table
+    assert html.index("</figcaption>") < html.index('<div class="rhn-table-wrap">')
     assert "GRU &lt;x&gt;" in html and "<x>" not in html  # escaped
     assert html.count('class="rhn-num"') == 2 * 3  # two numeric columns, 3 rows
     assert "<td>RHN</td>" in html

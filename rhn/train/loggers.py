@@ -94,7 +94,7 @@ class CSVLogger(Logger):
     A resume also refuses a log that lacks the run's rows up to the last
     step its checkpoint records as logged there (a file cut short, restored
     from an older copy, or moved away), so that no gap is left silently, and
-    a log changed by hand (see :func:`check_log_rows`: a row repeated, a cell
+    a log changed by hand (see ``check_log_rows``: a row repeated, a cell
     that is no number, a line of another kind), so that no bad row is kept;
     so does ``overwrite``, which keeps the rows it replaces to put back.
 
