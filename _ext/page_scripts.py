@@ -33,6 +33,11 @@
    on ``<html>``, which no stylesheet colours; its inline script replaces it
    at once, so the tag says ``light`` for a reader without JavaScript only.
 
+7. No dead buttons without JavaScript: the sidebar and page-contents toggles
+   and the header's drop-down menus do nothing without it, so a
+   ``<noscript>`` style in the page's head hides them (the previous / next
+   links at the page's end still lead through the book).
+
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
 """
@@ -91,6 +96,20 @@ _AUTO_THEME = re.compile(r'(<html\b[^>]*\bdata-theme=")auto(")')
 def light_without_script(html: str) -> str:
     """``html`` whose ``<html>`` tag says ``data-theme="light"``, not auto."""
     return _AUTO_THEME.sub(r"\g<1>light\g<2>", html, count=1)
+
+
+# what needs JavaScript to do anything; hidden for a reader without it
+NOSCRIPT_STYLE = (
+    "<noscript><style>.sidebar-toggle, .dropdown-toggle, .pst-js-only "
+    "{ display: none !important; }</style></noscript>"
+)
+
+
+def hide_script_buttons(html: str) -> str:
+    """``html`` with :data:`NOSCRIPT_STYLE` before ``</head>``, once."""
+    if NOSCRIPT_STYLE in html or "</head>" not in html:
+        return html
+    return html.replace("</head>", NOSCRIPT_STYLE + "\n</head>", 1)
 
 
 def one_viewport(html: str) -> str:
@@ -154,7 +173,7 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
-        lighter = light_without_script(one_viewport(html))
+        lighter = hide_script_buttons(light_without_script(one_viewport(html)))
         if ICONS_CSS in html:
             lighter = _FA_TAG.sub("", lighter)
         if lighter != html:

@@ -418,6 +418,17 @@ def test_a_page_without_javascript_gets_the_light_theme():
     assert page_scripts.light_without_script(out) == out
 
 
+def test_a_page_without_javascript_hides_the_buttons_that_need_it():
+    page_scripts = pytest.importorskip("page_scripts")
+    html = "<html><head><title>t</title></head><body>x</body></html>"
+    out = page_scripts.hide_script_buttons(html)
+    head = out[: out.index("</head>")]
+    assert "<noscript><style>" in head and ".sidebar-toggle" in head
+    assert ".dropdown-toggle" in head  # the header's menus
+    assert page_scripts.hide_script_buttons(out) == out  # once
+    assert page_scripts.hide_script_buttons("<p>no head</p>") == "<p>no head</p>"
+
+
 def _phone_text_px(meta):
     import base64
 
