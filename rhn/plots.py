@@ -300,10 +300,16 @@ def _narrow(fig: Any, scale: int) -> tuple[tuple[bytes, dict[str, int]] | None, 
         _legend_columns(legend, 1)
     # a title or axis label wider than the phone's drawing does not shrink
     # with it: two lines
-    wrapped = _wrap_long_texts(fig, 0.9 * target)
+    import warnings
+
+    with warnings.catch_warnings():
+        # the panels, moved above one another, are laid out at the narrow
+        # size below; at the figure's own size they may not fit, and the
+        # warning would show on the page for a layout never drawn
+        warnings.filterwarnings("ignore", message=_COLLAPSED)
+        wrapped = _wrap_long_texts(fig, 0.9 * target)
     turned: list[tuple[Any, float, list[str]]] = []
     moved: list[tuple[Any, Any, Any, float]] = []
-    import warnings
 
     try:
         # a layout engine that cannot fit the axes at the narrower size warns

@@ -213,7 +213,13 @@ def test_figures_are_described_numbered_and_readable(
 
 
 # reprs a cell prints by accident (a call's return value as its last line)
-STRAY_OUTPUT = ("<torch._C.Generator", "<matplotlib.", "Text(0", "<Figure size")
+STRAY_OUTPUT = (
+    "<torch._C.Generator",
+    "<matplotlib.",
+    "Text(0",
+    "<Figure size",
+    "Warning: ",  # a library's warning (UserWarning, FutureWarning, ...)
+)
 
 CODE_JS = """() => {
     const shown = e => e.clientWidth > 0 && e.closest('details:not([open])') === null;
