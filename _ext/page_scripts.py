@@ -38,6 +38,10 @@
    ``<noscript>`` style in the page's head hides them (the previous / next
    links at the page's end still lead through the book).
 
+8. "Skip to main content" skips to the page's text: the theme's link leads to
+   ``<main>``, which starts with the header's buttons (five more Tab stops
+   before the first heading); it leads to the ``<article>`` instead.
+
 The browser tests (``tests/browser``) fail on any uncaught page error and on
 any request that leaves the site, which is how these were found.
 """
@@ -112,6 +116,20 @@ def hide_script_buttons(html: str) -> str:
     return html.replace("</head>", NOSCRIPT_STYLE + "\n</head>", 1)
 
 
+_SKIP = '<a href="#main-content">Skip to main content</a>'
+_ARTICLE = '<article class="bd-article">'
+
+
+def skip_to_article(html: str) -> str:
+    """``html`` whose skip link leads to the article, past the header buttons."""
+    if _SKIP not in html or _ARTICLE not in html:
+        return html
+    html = html.replace(_SKIP, _SKIP.replace("#main-content", "#rhn-article"), 1)
+    return html.replace(
+        _ARTICLE, '<article class="bd-article" id="rhn-article" tabindex="-1">', 1
+    )
+
+
 def one_viewport(html: str) -> str:
     """``html`` with its first ``<meta name="viewport">`` tag only."""
     tags = iter(range(1 << 30))
@@ -173,7 +191,9 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
-        lighter = hide_script_buttons(light_without_script(one_viewport(html)))
+        lighter = skip_to_article(
+            hide_script_buttons(light_without_script(one_viewport(html)))
+        )
         if ICONS_CSS in html:
             lighter = _FA_TAG.sub("", lighter)
         if lighter != html:

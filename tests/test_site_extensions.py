@@ -429,6 +429,20 @@ def test_a_page_without_javascript_hides_the_buttons_that_need_it():
     assert page_scripts.hide_script_buttons("<p>no head</p>") == "<p>no head</p>"
 
 
+def test_the_skip_link_leads_past_the_header_buttons_to_the_article():
+    page_scripts = pytest.importorskip("page_scripts")
+    html = (
+        '<div class="skip-link"><a href="#main-content">Skip to main content</a>'
+        '</div><main id="main-content"><div class="header">buttons</div>'
+        '<article class="bd-article"><h1>Title</h1></article></main>'
+    )
+    out = page_scripts.skip_to_article(html)
+    assert '<a href="#rhn-article">Skip to main content</a>' in out
+    assert '<article class="bd-article" id="rhn-article" tabindex="-1">' in out
+    assert page_scripts.skip_to_article(out) == out  # once
+    assert page_scripts.skip_to_article("<p>no link</p>") == "<p>no link</p>"
+
+
 def _phone_text_px(meta):
     import base64
 
