@@ -40,3 +40,26 @@ def test_the_commands_shown_are_the_records_own():
             r"`([^`]*--out rhn/_data/results/" + re.escape(name) + ")`", text
         )
         assert shown and shown.group(1).split() == command.split(), name
+
+
+def test_the_sweeps_that_store_amp_true_are_the_ones_the_page_names():
+    """checks.md: seeds 0-2 of six sweeps store amp=True, every other run of a
+    sweep amp=None; seeds 0-2 of four chorales sweeps have no valid_loss."""
+    text = " ".join(PAGE.read_text().split())
+    named = ["adding_models", "adding_depth", "order_models"]
+    named += ["chorales_models", "chorales_depth", "chorales_dropout"]
+    assert ", ".join(f"`{n}`" for n in named[:5]) in text
+    early = ["chorales_models", "chorales_depth", "chorales_dropout"]
+    early += ["chorales_lstm_forget1"]
+    for name in rhn.results.names():
+        record = rhn.results.load(name)
+        runs = record.get("runs") if isinstance(record, dict) else None
+        if not runs or not isinstance(runs, list) or "config" not in runs[0]:
+            continue
+        for run in runs:
+            old = run["seed"] in (0, 1, 2)
+            amp = run["config"].get("amp")
+            assert amp is (True if old and name[:-5] in named else None), name
+            if name.startswith("chorales_"):
+                has_valid = "valid_loss" in run["history"]
+                assert has_valid is not (old and name[:-5] in early), name
