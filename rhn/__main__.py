@@ -273,13 +273,43 @@ def _task_arg(text: str) -> str:
     return name
 
 
-def _resolve_task(task: str) -> object:
-    """The task a ``--task`` value names: a name, or the task module:function makes."""
+def _resolve_task(task: str, name: str = "--task") -> object:
+    """The task a ``--task`` value names: a name, or the task module:function
+    makes. A module or function that changes the working directory is refused
+    (the directory put back first): relative ``--out``, ``--log-csv`` and
+    ``--resume`` paths would be read in the other one."""
     if ":" not in task:
         return task
+    import os
+
     from .owntasks import task_from_spec
 
-    return task_from_spec(task)
+    before = os.getcwd()
+    try:
+        made = task_from_spec(task, name=name)
+    finally:  # its own error, or Ctrl-C, in the directory it started in
+        after = _cwd_now()
+        if after != before:
+            os.chdir(before)
+    if after != before:
+        raise ValueError(
+            f"{name} {task}: importing or calling it changed the working "
+            f"directory from {before!r} to {after!r}, where relative paths "
+            "(--out, --log-csv, --resume) would land; it was put back: "
+            "change the directory inside your function only if you change "
+            "it back before returning"
+        )
+    return made
+
+
+def _cwd_now() -> str | None:
+    """The working directory, or ``None`` when it no longer exists."""
+    import os
+
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _default_out(task: str, model: object) -> str:
@@ -550,7 +580,7 @@ def _grid_values(field: str, text: str) -> list[object]:
         tasks: list[object] = []
         for word in (w.strip() for w in text.split(",")):
             try:
-                tasks.append(_resolve_task(_task_arg(word)))
+                tasks.append(_resolve_task(_task_arg(word), name="--grid task"))
             except argparse.ArgumentTypeError as err:
                 raise ValueError(f"--grid task: {err}") from None
         return tasks

@@ -1,0 +1,87 @@
+"""Hostile round 12: the CLI and the training loop against tasks that misbehave
+and signals other than Ctrl-C.
+
+Each test is one case of the round: a task function that changes the working
+directory, a ``generate`` that returns another number of steps than asked,
+SIGHUP (a closed terminal), an ``--overwrite`` over a folder that holds only
+``run.json``, torch's own words for a full disk, a ``baseline`` that raises,
+the task a resume refusal names, and Ctrl-C while an own task is imported.
+"""
+
+import os
+
+import pytest
+from tiny_runs import CLI, SWEEP, one_error_line
+
+from rhn.__main__ import main
+
+OWN = """\
+import os
+import torch
+from rhn.owntasks import tensor_task
+from rhn.tasks import TASKS, Task
+
+g = torch.Generator().manual_seed(0)
+X = torch.randn(64, 6, 2, generator=g)
+Y = X[:, -3:, 0].sum(1)
+
+
+def ok():
+    return tensor_task(X, Y, batch_first=True, name="ok")
+
+
+def moves():
+    os.makedirs("elsewhere", exist_ok=True)
+    os.chdir("elsewhere")
+    return TASKS["adding"]
+
+
+def _steps(extra):
+    def generate(n, T, *, seed=None, generator=None, device="cpu", **kw):
+        if generator is None:
+            generator = torch.Generator().manual_seed(seed or 0)
+        x = torch.randn(T + extra, n, 2, generator=generator).to(device)
+        return x, x[-1, :, 0]
+
+    return generate
+
+
+def longer():
+    return Task(name="longer", generate=_steps(3), input_size=2, output_size=1,
+                loss="mse", readout="last", baseline=lambda T: 1.0)
+
+
+def baseline_raises():
+    def baseline(T):
+        raise KeyError("nope")
+
+    return Task(name="braise", generate=_steps(0), input_size=2, output_size=1,
+                loss="mse", readout="last", baseline=baseline)
+"""
+
+
+@pytest.fixture
+def own(tmp_path, monkeypatch):
+    """A module ``own12`` of tasks in ``tmp_path``, the current directory."""
+    (tmp_path / "own12.py").write_text(OWN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# --- 1. a task function that changes the working directory ------------------------
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_a_task_that_changes_directory_is_refused(own, capsys, command):
+    args = [*CLI[2:], "--out", "cwrun"] if command == "train" else SWEEP
+    if command == "sweep":
+        args = [*args, "--out", "cw.json"]
+    status = main([command, "--task", "own12:moves", *args])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "--task own12:moves" in message and "working directory" in message
+    assert str(own) in message and str(own / "elsewhere") in message
+    assert os.getcwd() == str(own)  # put back
+    assert not (own / "elsewhere" / "cwrun").exists()
+    assert not (own / "elsewhere" / "cw.json").exists()
