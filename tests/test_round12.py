@@ -11,9 +11,10 @@ the task a resume refusal names, and Ctrl-C while an own task is imported.
 import os
 
 import pytest
-from tiny_runs import CLI, SWEEP, one_error_line
+from tiny_runs import CLI, SWEEP, one_error_line, tiny
 
 from rhn.__main__ import main
+from rhn.train import train
 
 OWN = """\
 import os
@@ -85,3 +86,20 @@ def test_a_task_that_changes_directory_is_refused(own, capsys, command):
     assert os.getcwd() == str(own)  # put back
     assert not (own / "elsewhere" / "cwrun").exists()
     assert not (own / "elsewhere" / "cw.json").exists()
+
+
+# --- 2. a generate that returns another number of steps ------------------------
+
+
+def test_a_generate_with_other_steps_than_seq_len_is_refused(own, capsys):
+    status = main(["train", "--task", "own12:longer", *CLI[2:], "--out", "r"])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "'longer'" in message and "seq_len=6" in message
+    assert "9 steps" in message, message
+    assert not (own / "r" / "metrics.json").exists()
+
+
+def test_the_copy_task_still_trains_with_its_longer_sequences():
+    result = train(tiny(task="copy", seq_len=4, steps=1))
+    assert result.metrics["steps"] == 1

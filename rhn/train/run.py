@@ -505,6 +505,7 @@ class _Run:
             # a held-out split is scored whole, whatever eval_samples says
             config.eval_samples if self.task.held_out is None else None,
             "the held-out set",
+            config.seq_len,
         )
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
@@ -721,7 +722,11 @@ class _Run:
         if x.dtype != self.test_data[0].dtype:
             _check_generated(self.task, (x, y, *rest), self.model)
         _check_batch_form(
-            self.task, (x, y), config.batch_size, f"the batch of step {self.step}"
+            self.task,
+            (x, y),
+            config.batch_size,
+            f"the batch of step {self.step}",
+            config.seq_len,
         )
         if self.use_graph and mask is not None:
             raise ValueError(
@@ -1246,9 +1251,12 @@ def _notes(run: _Run) -> None:
         )
 
 
-def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> None:
+def _check_batch_form(
+    task: Any, batch: Any, asked: int | None, what: str, seq_len: int | None = None
+) -> None:
     """Refuse a batch of ``task.generate`` with another number of sequences
-    than ``asked`` (``None``: any, a held-out split scored whole) or targets
+    than ``asked`` (``None``: any, a held-out split scored whole), another
+    number of steps than ``seq_len`` asks for (``Task.length``), or targets
     of a dtype the task's loss does not take (``what`` names the batch)."""
     x, y = batch[0], batch[1]
     got = int(x.shape[1]) if x.dim() >= 2 else None
@@ -1259,6 +1267,16 @@ def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> No
             f"({got if got is not None else 'no'} sequences, (T, B, features)); "
             "it must return as many sequences as asked"
         )
+    if task.held_out is None and seq_len is not None:
+        steps = seq_len if task.length is None else task.length(seq_len)
+        if int(x.shape[0]) != steps:
+            raise ValueError(
+                f"task {task.name!r}: its generate was asked for seq_len={seq_len} "
+                f"({what}) and returned inputs of {int(x.shape[0])} steps, shape "
+                f"{tuple(x.shape)} (T, B, features), expected {steps} steps: "
+                "return seq_len steps, or give the Task a length(seq_len) that "
+                "says how many it returns"
+            )
     wrong = None
     if task.loss == "mse" and not y.is_floating_point():
         wrong = "a floating dtype (torch.float32) for its mse loss"
