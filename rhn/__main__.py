@@ -428,9 +428,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
     when the run diverged (its loss became NaN or infinite, or ended above
     ``DIVERGED_FACTOR`` times the baseline), or when another run took its
-    ``--out`` over while it trained (its state kept beside it); 130 or 143
-    when SIGINT or SIGTERM stopped it (after writing a checkpoint and
-    printing the resume command).
+    ``--out`` over while it trained (its state kept beside it); 130, 143 or
+    129 when SIGINT, SIGTERM or SIGHUP stopped it (after writing a checkpoint
+    and printing the resume command).
     """
     from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
     from .train.run import FolderTakenOver
@@ -619,7 +619,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     infinite loss (recorded with ``"diverged": true`` and their ``error``) or
     ended far above the baseline (``"diverged": true``), as ``train`` exits 1
     for such a run; every other run still runs. 130 or 143 when SIGINT or
-    SIGTERM stopped it.
+    SIGTERM stopped it, 129 when SIGHUP did.
     """
     import dataclasses as dc
 
@@ -687,7 +687,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError, FileExistsError) as err:
         return fail(str(err))
-    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (TrainingInterrupted)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (TrainingInterrupted)
         signum = getattr(stop, "signum", signal.SIGINT)
         kept = (
             f"the {len(finished)} runs finished now are kept in {out} (marked "

@@ -9,12 +9,14 @@ the task a resume refusal names, and Ctrl-C while an own task is imported.
 """
 
 import os
+import signal
 
 import pytest
 from tiny_runs import CLI, SWEEP, one_error_line, tiny
 
+import rhn.train.run as run
 from rhn.__main__ import main
-from rhn.train import train
+from rhn.train import TrainingInterrupted, load_checkpoint, train
 
 OWN = """\
 import os
@@ -103,3 +105,56 @@ def test_a_generate_with_other_steps_than_seq_len_is_refused(own, capsys):
 def test_the_copy_task_still_trains_with_its_longer_sequences():
     result = train(tiny(task="copy", seq_len=4, steps=1))
     assert result.metrics["steps"] == 1
+
+
+# --- 3. SIGHUP: a checkpoint, the resume command, exit 129 ---------------------
+
+
+@pytest.fixture
+def hangup_at_step_2(monkeypatch):
+    """SIGHUP sent to this process during step 2 (after a handler that fails
+    the test is installed, in case the run does not handle it)."""
+
+    def unhandled(signum, frame):
+        raise AssertionError("SIGHUP was not handled by the run")
+
+    previous = signal.signal(signal.SIGHUP, unhandled)
+    step = run._Run.train_step
+
+    def stepping(self):
+        loss = step(self)
+        if self.step == 2:
+            os.kill(os.getpid(), signal.SIGHUP)
+        return loss
+
+    monkeypatch.setattr(run._Run, "train_step", stepping)
+    yield
+    assert signal.getsignal(signal.SIGHUP) is unhandled  # handler given back
+    signal.signal(signal.SIGHUP, previous)
+
+
+def test_sighup_checkpoints_like_sigterm(tmp_path, hangup_at_step_2):
+    out = tmp_path / "hup"
+    with pytest.raises(TrainingInterrupted) as caught:
+        train(tiny(steps=100, out=str(out)))
+    assert caught.value.signum == signal.SIGHUP and caught.value.exit_code == 129
+    assert load_checkpoint(out)["step"] == 2
+
+
+def test_the_cli_exits_129_after_sighup_with_the_resume_command(
+    tmp_path, capsys, hangup_at_step_2
+):
+    out = tmp_path / "hup"
+    status = main(["train", *CLI, "--steps", "100", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 129, err
+    assert "interrupted by SIGHUP after step 2" in err
+    assert err.split("resume with: ")[1].strip().endswith(str(out / "checkpoint.pt"))
+
+
+def test_a_sweep_exits_129_after_sighup(tmp_path, capsys, hangup_at_step_2):
+    out = tmp_path / "s.json"
+    status = main(["sweep", *SWEEP, "--steps", "100", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 129, err
+    assert "interrupted by SIGHUP" in err

@@ -181,7 +181,7 @@ def train(
         FloatingPointError: if the training loss becomes NaN or infinite; the
             message names the step. With ``config.out`` set,
             ``metrics.json`` is written first, with ``"diverged": true``.
-        TrainingInterrupted: on SIGINT (Ctrl-C) or SIGTERM. The signal is
+        TrainingInterrupted: on SIGINT (Ctrl-C), SIGTERM or SIGHUP. The signal is
             acted on between two steps: the checkpoint then written (with
             ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
             at once, without a checkpoint.
@@ -544,7 +544,7 @@ class _Run:
         self.segments: list[dict[str, Any]] = []
         # the run a branch was resumed from (rhn.train.records.identity)
         self.parent: dict[str, Any] | None = None
-        self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
+        self.signal: int | None = None  # set by fit when a signal stopped it
         self.loggers: list[Logger] = []  # started by train, one row per step
         # config.log_csv's rows of the run (train's _kept_log), in the checkpoint
         self.log_record: dict[str, Any] | None = None
@@ -947,7 +947,7 @@ class _Run:
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
 
-        A SIGINT or SIGTERM ends the loop after the current step and leaves
+        A SIGINT, SIGTERM or SIGHUP ends the loop after the current step and leaves
         its number in ``self.signal`` (:func:`.interrupts.signals_deferred`).
         """
         self.segments.append(
