@@ -12,7 +12,7 @@ import os
 import signal
 
 import pytest
-from tiny_runs import CLI, SWEEP, one_error_line, tiny
+from tiny_runs import CLI, SWEEP, one_error_line, rows, tiny
 
 import rhn.train.run as run
 from rhn.__main__ import main
@@ -158,3 +158,19 @@ def test_a_sweep_exits_129_after_sighup(tmp_path, capsys, hangup_at_step_2):
     err = capsys.readouterr().err
     assert status == 129, err
     assert "interrupted by SIGHUP" in err
+
+
+# --- 4. --overwrite over a folder that holds only run.json ----------------------
+
+
+def test_overwrite_reads_the_run_id_of_run_json_alone(tmp_path, capsys):
+    out, log = tmp_path / "hup", tmp_path / "hup.csv"
+    train(tiny(out=str(out), log_csv=str(log)))
+    (out / "checkpoint.pt").unlink()  # killed before its first checkpoint
+    (out / "metrics.json").unlink()
+    assert [p.name for p in out.iterdir()] == ["run.json"]
+    args = ["train", *CLI, "--out", str(out), "--log-csv", str(log)]
+    assert main(args) == 2
+    assert "--overwrite" in one_error_line(capsys)
+    assert main([*args, "--overwrite"]) == 0, capsys.readouterr().err
+    assert [int(r["step"]) for r in rows(log)] == [1, 2, 3]

@@ -1255,11 +1255,14 @@ def check_own_files(out: Path) -> None:
 
 def replaced_run(out: str | os.PathLike[str] | None) -> str | None:
     """The id of the run a fresh ``overwrite`` into ``out`` would replace (the
-    id in its ``run.json``), or ``None``."""
+    id in its ``run.json``), or ``None``. A ``run.json`` alone counts: the
+    run was stopped (SIGKILL, SIGHUP of an older version) before its first
+    checkpoint, and its log may hold rows of it."""
     if out is None:
         return None
     out = Path(out)
-    if not any((out / n).exists() for n in (CHECKPOINT_NAME, METRICS_NAME)):
+    names = (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME)
+    if not any((out / n).exists() for n in names):
         return None
     try:
         return (_marker(out) or {}).get("run_id")
