@@ -14,6 +14,7 @@ import signal
 import pytest
 from tiny_runs import CLI, SWEEP, one_error_line, rows, tiny
 
+import rhn.train.records as records
 import rhn.train.run as run
 from rhn.__main__ import main
 from rhn.train import TrainingInterrupted, load_checkpoint, train
@@ -174,3 +175,23 @@ def test_overwrite_reads_the_run_id_of_run_json_alone(tmp_path, capsys):
     assert "--overwrite" in one_error_line(capsys)
     assert main([*args, "--overwrite"]) == 0, capsys.readouterr().err
     assert [int(r["step"]) for r in rows(log)] == [1, 2, 3]
+
+
+# --- 5. torch's words for a full disk on a first checkpoint -----------------------
+
+
+def test_torchs_unexpected_pos_is_a_full_disk_in_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    def full(obj, f, *args, **kwargs):
+        f.write(b"partial")
+        raise RuntimeError(
+            "[enforce fail at inline_container.cc:672] . unexpected pos 8448 vs 8342"
+        )
+
+    monkeypatch.setattr(records.torch, "save", full)
+    out = tmp_path / "r"
+    status = main(["train", *CLI, "--out", str(out)])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "disk is full" in message and "checkpoint.pt" in message
