@@ -195,3 +195,13 @@ def test_torchs_unexpected_pos_is_a_full_disk_in_one_line(
     message = one_error_line(capsys)
     assert status == 2, message
     assert "disk is full" in message and "checkpoint.pt" in message
+
+
+# --- 6. a baseline that raises ---------------------------------------------------
+
+
+def test_a_baseline_that_raises_is_one_line(own, capsys):
+    status = main(["train", "--task", "own12:baseline_raises", *CLI[2:]])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "'braise'" in message and "baseline(6) raised KeyError" in message

@@ -1218,7 +1218,15 @@ def _say_budget_missed(config: TrainConfig, core: nn.Module, task: Task) -> None
 def _checked_baseline(task: Any, seq_len: int) -> float:
     """``task.baseline(seq_len)`` as a float; one line naming the task's
     baseline if it is not a real number."""
-    value = task.baseline(seq_len)
+    try:
+        value = task.baseline(seq_len)
+    except Exception as err:  # the task's own code
+        raise ValueError(
+            f"task {task.name!r}: its baseline({seq_len}) raised "
+            f"{type(err).__name__}: {_io.one_line(err)[:200]}; it must return "
+            "the loss of the best memoryless predictor for that seq_len: fix "
+            "the task's baseline"
+        ) from err
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
