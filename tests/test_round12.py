@@ -205,3 +205,16 @@ def test_a_baseline_that_raises_is_one_line(own, capsys):
     message = one_error_line(capsys)
     assert status == 2, message
     assert "'braise'" in message and "baseline(6) raised KeyError" in message
+
+
+# --- 8. the resume refusal names the task the run trained -------------------------
+
+
+def test_the_resume_refusal_names_the_saved_task(own, capsys):
+    out = own / "d3"
+    assert main(["train", "--task", "own12:ok", *CLI[2:], "--out", str(out)]) == 0
+    capsys.readouterr()
+    status = main(["train", "--task", "adding", "--resume", str(out)])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "your own task named 'ok'" in message, message

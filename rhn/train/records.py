@@ -238,9 +238,9 @@ def config_changes(
         )
     elif old_data and not new_data:
         changes.append(
-            f"task: the run trained your own task named {name!r} (data fingerprint "
-            f"{old_data}), not the built-in task: give your task again (--task "
-            "module:function, or the Task)"
+            f"task: the run trained your own task named {saved.get('task')!r} "
+            f"(data fingerprint {old_data}), not the built-in task {name!r}: "
+            "give your task again (--task module:function, or the Task)"
         )
     elif new_data and not old_data and name in TASKS:
         # (a checkpoint of an own task written before fingerprints has a name
