@@ -10,6 +10,7 @@ the task a resume refusal names, and Ctrl-C while an own task is imported.
 
 import os
 import signal
+import textwrap
 
 import pytest
 from tiny_runs import CLI, SWEEP, one_error_line, rows, tiny
@@ -218,3 +219,24 @@ def test_the_resume_refusal_names_the_saved_task(own, capsys):
     message = one_error_line(capsys)
     assert status == 2, message
     assert "your own task named 'ok'" in message, message
+
+
+# --- 13. Ctrl-C while the own task's module is imported ----------------------------
+
+
+def test_ctrl_c_during_the_import_of_a_task_is_an_interrupt(own, capsys):
+    (own / "slowmod.py").write_text(
+        textwrap.dedent(
+            """\
+            raise KeyboardInterrupt
+
+            def make():
+                pass
+            """
+        )
+    )
+    status = main(["train", "--task", "slowmod:make", *CLI[2:]])
+    err = capsys.readouterr().err
+    assert status == 130, err
+    assert "interrupted" in err and "slowmod" in err
+    assert "raised KeyboardInterrupt" not in err
