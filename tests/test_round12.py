@@ -56,6 +56,26 @@ def longer():
                 loss="mse", readout="last", baseline=lambda T: 1.0)
 
 
+def global_rng():
+    def generate(n, T, *, seed=None, generator=None, device="cpu", **kw):
+        x = torch.randn(T, n, 2).to(device)  # ignores seed and generator
+        return x, x[-1, :, 0]
+
+    return Task(name="globalrng", generate=generate, input_size=2, output_size=1,
+                loss="mse", readout="last", baseline=lambda T: 1.0)
+
+
+def seeded():
+    data = _steps(0)
+
+    def generate(*args, **kwargs):
+        torch.rand(1)  # a draw from the global state, not in the data
+        return data(*args, **kwargs)
+
+    return Task(name="seeded", generate=generate, input_size=2, output_size=1,
+                loss="mse", readout="last", baseline=lambda T: 1.0)
+
+
 def baseline_raises():
     def baseline(T):
         raise KeyError("nope")
@@ -206,6 +226,28 @@ def test_a_baseline_that_raises_is_one_line(own, capsys):
     message = one_error_line(capsys)
     assert status == 2, message
     assert "'braise'" in message and "baseline(6) raised KeyError" in message
+
+
+# --- 7. a generate that ignores its seed and generator --------------------------
+
+
+def test_a_generate_that_ignores_its_seed_is_refused_at_the_start(own, capsys):
+    status = main(["train", "--task", "own12:global_rng", *CLI[2:], "--out", "r"])
+    message = one_error_line(capsys)
+    assert status == 2, message
+    assert "'globalrng'" in message and "same seed" in message
+    assert "global random state" in message
+    assert not (own / "r" / "metrics.json").exists()
+
+
+def test_the_check_leaves_a_seeded_tasks_run_as_it_was(own, monkeypatch):
+    import own12
+
+    task = own12.seeded()
+    checked = train(tiny(task=task, dropout=0.25))
+    monkeypatch.setattr(run, "_check_deterministic", lambda *args: None)
+    unchecked = train(tiny(task=task, dropout=0.25))  # masks: the global state
+    assert checked.history["train_loss"] == unchecked.history["train_loss"]
 
 
 # --- 8. the resume refusal names the task the run trained -------------------------

@@ -234,7 +234,9 @@ def config_changes(
     if old_data and new_data and old_data != new_data:
         changes.append(
             f"task_fingerprint: {old_data!r} -> {new_data!r} (task "
-            f"{name!r} has other data than the run's)"
+            f"{name!r} has other data than the run's: other data, or a "
+            "generate that draws from torch's global or Python's random state "
+            "instead of the seed or generator it is given)"
         )
     elif old_data and not new_data:
         changes.append(

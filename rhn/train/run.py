@@ -507,6 +507,7 @@ class _Run:
             "the held-out set",
             config.seq_len,
         )
+        _check_deterministic(self.task, config.seq_len, 2 * config.seed + 1)
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
         self.baseline = _checked_baseline(self.task, config.seq_len)
@@ -1194,6 +1195,44 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
             f"{batch[0].dtype}, expected {dtype} as the model's weights; return "
             "x.float() (numpy arrays become float64)"
         )
+
+
+def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
+    """Refuse an own task whose ``generate`` gives other data for the same
+    ``seed``, or for generators in the same state (it draws from torch's
+    global random state or Python's ``random``): its run could be neither
+    repeated nor resumed. Two small batches each way; the global random
+    states are put back, so a deterministic task's run is unchanged."""
+    from .. import tasks
+
+    if task in tasks.TASKS.values() or task.held_out is not None:
+        return  # built in, or a fixed data set
+    if task.fingerprint is not None:  # rhn.owntasks.tensor_task: drawn right
+        return
+    import random
+
+    python_state, torch_state = random.getstate(), torch.get_rng_state()
+    try:
+        for how, kwargs in (
+            ("seed", lambda: {"seed": seed}),
+            ("generator", lambda: {"generator": torch.Generator().manual_seed(seed)}),
+        ):
+            first, second = (
+                _io.fingerprint(*task.generate(2, seq_len, **kwargs())) for _ in "12"
+            )
+            if first != second:
+                raise ValueError(
+                    f"task {task.name!r}: its generate returned other data when "
+                    f"called twice with the same {how} ({how}={seed}"
+                    + (" in the same state" if how == "generator" else "")
+                    + "): it must draw every random number from the generator "
+                    "it is given (or from the seed when no generator is given), "
+                    "not from torch's global random state or Python's random, "
+                    "or the run can be neither repeated nor resumed"
+                )
+    finally:
+        random.setstate(python_state)
+        torch.set_rng_state(torch_state)
 
 
 BUDGET_MISS = 0.1
