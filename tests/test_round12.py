@@ -263,6 +263,75 @@ def test_the_resume_refusal_names_the_saved_task(own, capsys):
     assert "your own task named 'ok'" in message, message
 
 
+# --- 10. a checkpoint that holds objects which would run code ------------------
+
+
+class _Runs:
+    def __reduce__(self):
+        return (os.getcwd, ())  # harmless, and still refused by weights_only
+
+
+def evil_run(tmp_path):
+    import torch
+
+    out = tmp_path / "r"
+    train(tiny(out=str(out)))
+    torch.save({"model": _Runs()}, out / "checkpoint.pt")
+    return out
+
+
+def test_a_checkpoint_with_code_is_named_as_such(tmp_path, capsys):
+    from rhn.train import load_model
+
+    out = evil_run(tmp_path)
+    with pytest.raises(ValueError, match="could run code") as caught:
+        load_model(out)
+    assert "cut short" not in str(caught.value)
+    assert main(["train", "--resume", str(out)]) == 2
+    message = one_error_line(capsys)
+    assert "could run code" in message and "cut short" not in message
+    assert main(["train", *CLI, "--out", str(out), "--overwrite"]) == 2
+    message = one_error_line(capsys)
+    assert "could run code" in message and "(overwrite=)" not in message
+
+
+# --- 11. advice that the next command refuses ------------------------------------
+
+
+def test_a_foreign_metrics_json_is_not_offered_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "metrics.json").write_text('{"a": 1}')
+    assert main(["train", *CLI, "--out", str(out)]) == 2
+    message = one_error_line(capsys)
+    assert "not a metrics.json that rhn wrote" in message
+    assert "--overwrite (overwrite=True) to replace it" not in message
+    assert "(resume=)" not in message
+
+
+def test_another_runs_log_in_a_fresh_out_is_not_offered_to_overwrite(tmp_path, capsys):
+    log = tmp_path / "other.csv"
+    train(tiny(out=str(tmp_path / "other"), log_csv=str(log)))
+    (tmp_path / "mine.csv").symlink_to(log)
+    args = ["train", *CLI, "--out", str(tmp_path / "new")]
+    args += ["--log-csv", str(tmp_path / "mine.csv")]
+    assert main(args) == 2
+    message = one_error_line(capsys)
+    assert "already holds rows of another run" in message
+    assert "pass overwrite" not in message
+    assert main([*args, "--overwrite"]) == 2  # as the advice says
+    one_error_line(capsys)
+
+
+def test_a_log_that_overwrite_takes_is_still_offered(tmp_path, capsys):
+    out, log = tmp_path / "r", tmp_path / "r.csv"
+    train(tiny(out=str(out), log_csv=str(log)))
+    args = ["train", *CLI, "--out", str(out), "--log-csv", str(log)]
+    assert main(args) == 2
+    assert "--overwrite" in one_error_line(capsys)
+    assert main([*args, "--overwrite"]) == 0
+
+
 # --- 13. Ctrl-C while the own task's module is imported ----------------------------
 
 

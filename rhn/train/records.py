@@ -27,6 +27,7 @@ import errno
 import hashlib
 import json
 import os
+import pickle
 import socket
 import stat
 import sys
@@ -102,6 +103,12 @@ class UnreadableCheckpoint(ValueError):
 def _damage(path: Path, head: bytes, size: int, err: Exception) -> str:
     """What a file that ``torch.load`` refused is, in a few words, from its
     first bytes ``head`` (never the loader's own message: it may be long)."""
+    if head.startswith(b"PK") and isinstance(err, pickle.UnpicklingError):
+        return (  # whole, but with objects that run code when loaded
+            "its torch archive holds objects other than tensors and numbers, "
+            "which torch's weights-only loader refuses to load because loading "
+            "them could run code; rhn.train writes no such objects"
+        )
     if head.startswith(b"PK"):  # the zip archive torch.save writes
         return (
             f"its torch archive is cut short or damaged ({size} bytes: a copy or "
@@ -858,6 +865,7 @@ def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
                 "replace it: "
                 f"{_move_aside(out / CHECKPOINT_NAME)}"
             )
+    _check_replaceable(out)  # a file of the user's: --overwrite would not help
     what = "another run than the checkpoint resumed" if resumed else "a run"
     how = (
         "delete it yourself"
@@ -865,7 +873,8 @@ def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
         else "--overwrite (overwrite=True) to replace it"
     )
     go_on = (
-        f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue it, {how}, "
+        f"pass --resume {out / CHECKPOINT_NAME} (resume={str(out)!r}) to "
+        f"continue it, {how}, "
         "or another out"
         if CHECKPOINT_NAME in found
         else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give another out"
@@ -1019,7 +1028,7 @@ def _check_replaceable(out: Path) -> None:
             raise ValueError(
                 f"out: {_io.short(path)!r} is not a readable checkpoint that rhn "
                 f"wrote: {what}; "
-                f"--overwrite (overwrite=) replaces only a run's own files: "
+                "--overwrite (overwrite=True) replaces only a run's own files: "
                 f"{_move_aside(path)}"
             )
 
