@@ -332,6 +332,26 @@ def test_a_log_that_overwrite_takes_is_still_offered(tmp_path, capsys):
     assert main([*args, "--overwrite"]) == 0
 
 
+# --- 12. no advice to delete what is not a plain file of the user's -------------
+
+
+def test_overwrite_through_a_symlink_never_advises_deleting(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("the user's own notes\n")
+    (tmp_path / "stdout").symlink_to(tmp_path / "notes.txt")  # as /dev/stdout
+    out = tmp_path / "stdout"
+    assert main(["sweep", *SWEEP, "--out", str(out), "--overwrite"]) == 2
+    message = one_error_line(capsys)
+    assert "not a sweep record" in message and "notes.txt" in message
+    assert "delete" not in message
+    assert (tmp_path / "notes.txt").read_text() == "the user's own notes\n"
+
+
+def test_overwrite_of_a_pipe_says_it_is_no_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ValueError, match="not a regular file, it is a named pipe"):
+        records.check_record_out(tmp_path / "pipe", True, kind="sweep")
+
+
 # --- 13. Ctrl-C while the own task's module is imported ----------------------------
 
 

@@ -1343,12 +1343,23 @@ def check_record_out(
         )
     if not overwrite or not real.exists():
         return
+    if not real.is_file():  # a pipe, a terminal: nothing to delete
+        raise ValueError(
+            f"{name}: {_io.short(path)!r} is not a regular file, it is a "
+            f"{_io._kind(os.stat(real).st_mode)}; a {kind} record is written to "
+            "a regular file only: give the path of one"
+        )
     found = record_kind(real)
     if found != kind:
         what = "a file no writer of rhn made" if found is None else _RECORD_WHAT[found]
         if found is None and _is_training_log(real):
             what = "a training log (a CSV that train --log-csv wrote)"
+        if os.path.islink(path):  # /dev/stdout, say: never advise deleting it
+            what += f" (through the symlink: {_io.short(real)!r})"
+            advice = "give another path"
+        else:
+            advice = "give another path, or delete it"
         raise ValueError(
             f"{name}: {_io.short(path)!r} is not {_RECORD_WHAT[kind]}, it is {what}; "
-            f"overwrite replaces only a {kind} record: give another path, or delete it"
+            f"overwrite replaces only a {kind} record: {advice}"
         )
