@@ -263,6 +263,47 @@ def test_the_resume_refusal_names_the_saved_task(own, capsys):
     assert "your own task named 'ok'" in message, message
 
 
+# --- 9. a rerun of an interrupted sweep ---------------------------------------
+
+
+@pytest.fixture
+def interrupted_sweep(tmp_path, monkeypatch, capsys):
+    """A sweep of two seeds stopped by SIGTERM in its second run: one run kept."""
+    out = tmp_path / "cs.json"
+    step, calls = run._Run.train_step, []
+
+    def stepping(self):
+        calls.append(self.step)
+        loss = step(self)
+        if len(calls) == 5:  # step 2 of the second run
+            os.kill(os.getpid(), signal.SIGTERM)
+        return loss
+
+    monkeypatch.setattr(run._Run, "train_step", stepping)
+    args = ["sweep", *SWEEP[:-1], "0,1", "--out", str(out)]
+    assert main(args) == 143
+    monkeypatch.setattr(run._Run, "train_step", step)
+    capsys.readouterr()
+    return args
+
+
+def test_a_rerun_without_resume_offers_resume(interrupted_sweep, capsys):
+    assert main(interrupted_sweep) == 2
+    message = one_error_line(capsys)
+    assert "interrupted sweep (1 runs finished)" in message
+    assert "--resume" in message and "--overwrite" in message
+    assert main([*interrupted_sweep, "--resume"]) == 0
+
+
+def test_a_resume_with_another_grid_names_the_values(interrupted_sweep, capsys):
+    assert main([*interrupted_sweep, "--grid", "depth=1,2", "--resume"]) == 2
+    message = one_error_line(capsys)
+    assert 'grid: {} -> {"depth":[1,2]}' in message, message
+    other_seeds = [*interrupted_sweep[:-3], "0,2", *interrupted_sweep[-2:]]
+    assert main([*other_seeds, "--resume"]) == 2
+    assert "seeds: [0,1] -> [0,2]" in one_error_line(capsys)
+
+
 # --- 10. a checkpoint that holds objects which would run code ------------------
 
 
