@@ -235,7 +235,7 @@ def test_a_generate_that_ignores_its_seed_is_refused_at_the_start(own, capsys):
     status = main(["train", "--task", "own12:global_rng", *CLI[2:], "--out", "r"])
     message = one_error_line(capsys)
     assert status == 2, message
-    assert "'globalrng'" in message and "same seed" in message
+    assert "'globalrng'" in message and "generator in the same state" in message
     assert "global random state" in message
     assert not (own / "r" / "metrics.json").exists()
 
@@ -248,6 +248,12 @@ def test_the_check_leaves_a_seeded_tasks_run_as_it_was(own, monkeypatch):
     monkeypatch.setattr(run, "_check_deterministic", lambda *args: None)
     unchecked = train(tiny(task=task, dropout=0.25))  # masks: the global state
     assert checked.history["train_loss"] == unchecked.history["train_loss"]
+
+
+def test_a_generate_that_honours_its_generator_trains(own):
+    import own12
+
+    assert train(tiny(task=own12.seeded())).metrics["steps"] == 3
 
 
 # --- 8. the resume refusal names the task the run trained -------------------------

@@ -1198,12 +1198,12 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
 
 
 def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
-    """Refuse an own task whose ``generate`` gives other data for the same
-    ``seed`` (it draws from torch's global random state or Python's
-    ``random``): its run could be neither repeated nor resumed. Two small
-    batches, drawn by seed only (a task that counts its calls with a
-    generator sees none of them); the global random states are put back, so
-    a deterministic task's run is unchanged."""
+    """Refuse an own task whose ``generate`` gives other data from a generator
+    in the same state once torch's global random state and Python's
+    ``random`` have moved on (it draws from them, not from the generator it is
+    given): its run could be neither repeated nor resumed. Two small batches;
+    the global random states are put back, so a deterministic task's run is
+    unchanged."""
     from .. import tasks
 
     if task in tasks.TASKS.values() or task.held_out is not None:
@@ -1214,19 +1214,24 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
 
     python_state, torch_state = random.getstate(), torch.get_rng_state()
     try:
-        first, second = (
-            _io.fingerprint(*task.generate(2, seq_len, seed=seed)) for _ in "12"
-        )
+        drawn = []
+        for other in (seed, seed + 1):  # the global states moved between
+            torch.manual_seed(other)
+            random.seed(other)
+            generator = torch.Generator().manual_seed(seed)
+            drawn.append(
+                _io.fingerprint(*task.generate(2, seq_len, generator=generator))
+            )
     finally:
         random.setstate(python_state)
         torch.set_rng_state(torch_state)
-    if first != second:
+    if drawn[0] != drawn[1]:
         raise ValueError(
-            f"task {task.name!r}: its generate returned other data when called "
-            f"twice with the same seed (seed={seed}): it must draw every random "
-            "number from the generator it is given (or from the seed when no "
-            "generator is given), not from torch's global random state or "
-            "Python's random, or the run can be neither repeated nor resumed"
+            f"task {task.name!r}: its generate returned other data from a "
+            "generator in the same state once torch's global random state and "
+            "Python's random had changed: it must draw every random number "
+            "from the generator it is given (or from the seed when none is "
+            "given), or the run can be neither repeated nor resumed"
         )
 
 
