@@ -273,13 +273,43 @@ def _task_arg(text: str) -> str:
     return name
 
 
-def _resolve_task(task: str) -> object:
-    """The task a ``--task`` value names: a name, or the task module:function makes."""
+def _resolve_task(task: str, name: str = "--task") -> object:
+    """The task a ``--task`` value names: a name, or the task module:function
+    makes. A module or function that changes the working directory is refused
+    (the directory put back first): relative ``--out``, ``--log-csv`` and
+    ``--resume`` paths would be read in the other one."""
     if ":" not in task:
         return task
+    import os
+
     from .owntasks import task_from_spec
 
-    return task_from_spec(task)
+    before = os.getcwd()
+    try:
+        made = task_from_spec(task, name=name)
+    finally:  # its own error, or Ctrl-C, in the directory it started in
+        after = _cwd_now()
+        if after != before:
+            os.chdir(before)
+    if after != before:
+        raise ValueError(
+            f"{name} {task}: importing or calling it changed the working "
+            f"directory from {before!r} to {after!r}, where relative paths "
+            "(--out, --log-csv, --resume) would land; it was put back: "
+            "change the directory inside your function only if you change "
+            "it back before returning"
+        )
+    return made
+
+
+def _cwd_now() -> str | None:
+    """The working directory, or ``None`` when it no longer exists."""
+    import os
+
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _default_out(task: str, model: object) -> str:
@@ -398,9 +428,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
     when the run diverged (its loss became NaN or infinite, or ended above
     ``DIVERGED_FACTOR`` times the baseline), or when another run took its
-    ``--out`` over while it trained (its state kept beside it); 130 or 143
-    when SIGINT or SIGTERM stopped it (after writing a checkpoint and
-    printing the resume command).
+    ``--out`` over while it trained (its state kept beside it); 130, 143 or
+    129 when SIGINT, SIGTERM or SIGHUP stopped it (after writing a checkpoint
+    and printing the resume command).
     """
     from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
     from .train.run import FolderTakenOver
@@ -550,7 +580,7 @@ def _grid_values(field: str, text: str) -> list[object]:
         tasks: list[object] = []
         for word in (w.strip() for w in text.split(",")):
             try:
-                tasks.append(_resolve_task(_task_arg(word)))
+                tasks.append(_resolve_task(_task_arg(word), name="--grid task"))
             except argparse.ArgumentTypeError as err:
                 raise ValueError(f"--grid task: {err}") from None
         return tasks
@@ -589,7 +619,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     infinite loss (recorded with ``"diverged": true`` and their ``error``) or
     ended far above the baseline (``"diverged": true``), as ``train`` exits 1
     for such a run; every other run still runs. 130 or 143 when SIGINT or
-    SIGTERM stopped it.
+    SIGTERM stopped it, 129 when SIGHUP did.
     """
     import dataclasses as dc
 
@@ -657,7 +687,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError, FileExistsError) as err:
         return fail(str(err))
-    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (TrainingInterrupted)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (TrainingInterrupted)
         signum = getattr(stop, "signum", signal.SIGINT)
         kept = (
             f"the {len(finished)} runs finished now are kept in {out} (marked "

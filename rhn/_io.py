@@ -241,7 +241,7 @@ def atomic_write(
             pass
         if isinstance(err, OSError) and err.errno in _FULL:
             raise path_error(name, path, err) from err
-        if isinstance(err, RuntimeError) and "write failed" in str(err):
+        if isinstance(err, RuntimeError) and _torch_write_failed(str(err)):
             # torch's zip writer says no more than this when the disk is full
             raise ValueError(
                 f"{name}: could not write {short(path)!r} (torch: "
@@ -254,6 +254,16 @@ def atomic_write(
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _torch_write_failed(text: str) -> bool:
+    """Whether torch's zip writer (``inline_container.cc``) says a write came
+    short, as it does on a full disk (it swallows the ``OSError``): "file
+    write failed" for a small file, "unexpected pos" when a larger one finds
+    fewer bytes written than it wrote."""
+    return "write failed" in text or (
+        "inline_container" in text and "unexpected pos" in text
+    )
 
 
 def one_line(err: object) -> str:

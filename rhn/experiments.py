@@ -235,7 +235,11 @@ def _resumable(
         f"base.{change}"
         for change in records.config_changes(call["base"], old["call"]["base"])
     ]
-    changed += [part for part in ("grid", "seeds") if call[part] != old["call"][part]]
+    changed += [
+        f"{part}: {_short_json(old['call'][part])} -> {_short_json(call[part])}"
+        for part in ("grid", "seeds")
+        if call[part] != old["call"][part]
+    ]
     if changed:
         raise ValueError(
             f"resume: {str(path)!r} was made with other settings ({', '.join(changed)} "
@@ -245,6 +249,29 @@ def _resumable(
         if records.config_changes(config.to_dict(), run["config"]):
             raise ValueError(f"resume: the runs in {str(path)!r} are not this sweep's")
     return old
+
+
+def _short_json(value: Any, limit: int = 120) -> str:
+    """``value`` as compact JSON, cut to ``limit`` characters."""
+    text = json.dumps(value, separators=(",", ":"), default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _existing_advice(path: Path) -> str:
+    """What to do about an existing ``out`` given without resume or
+    overwrite: an interrupted sweep is offered to ``--resume`` first, as
+    ``--overwrite`` discards its finished runs."""
+    try:
+        old = load_sweep(path, allow_incomplete=True)
+    except (OSError, ValueError, TypeError, KeyError):
+        old = None
+    if old is not None and not old.get("complete", True):
+        return (
+            f"it holds an interrupted sweep ({len(old['runs'])} runs finished): "
+            "pass resume=True (--resume) with the same options to continue it, "
+            "or overwrite=True (--overwrite) to discard its runs and start again"
+        )
+    return "pass overwrite=True (--overwrite) to replace it, or give another out"
 
 
 def _recorded_order(
@@ -423,10 +450,7 @@ def _sweep(
 ) -> dict[str, Any]:
     """:func:`sweep` once its arguments are checked and its out is locked."""
     if path is not None and path.exists() and not (overwrite or resume):
-        raise FileExistsError(
-            f"out: {str(path)!r} exists; pass overwrite=True (--overwrite) to "
-            "replace it"
-        )
+        raise FileExistsError(f"out: {str(path)!r} exists; " + _existing_advice(path))
     if resume:  # the same grid and seeds in another order: the record's order
         grid, seeds = _recorded_order(path, grid, seeds)  # type: ignore[arg-type]
     settings = _settings(base, grid)

@@ -644,6 +644,11 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             f"{name} {spec}: {module_name!r} has a syntax error ({err.msg}, "
             f"{err.filename}, line {err.lineno})"
         ) from None
+    except KeyboardInterrupt:  # Ctrl-C during a slow import: an interrupt
+        raise KeyboardInterrupt(
+            f"{name} {spec}: interrupted while importing {module_name!r}; "
+            "nothing was trained"
+        ) from None
     except BaseException as err:  # its top-level code raised, or called exit()
         raise ValueError(
             f"{name} {spec}: importing {module_name!r} raised "
@@ -678,7 +683,10 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
         task = factory()
     except BaseException as err:  # the factory's own mistake, or sys.exit()
         if isinstance(err, KeyboardInterrupt):
-            raise
+            raise KeyboardInterrupt(
+                f"{name} {spec}: interrupted while calling {function}(); "
+                "nothing was trained"
+            ) from None
         raise ValueError(
             f"{name} {spec}: calling {function}() raised {type(err).__name__}: "
             f"{_io.one_line(err)[:300]}"

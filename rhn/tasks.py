@@ -437,6 +437,11 @@ class Task:
             (:func:`rhn.owntasks.tensor_task` sets it). A run records it, so
             that a resume on other data is refused; a task without one is
             fingerprinted by a few sequences it generates.
+        length: ``None`` if ``generate(B, seq_len)`` returns inputs of
+            ``seq_len`` steps, else ``length(seq_len)``, the number of steps it
+            returns (the copy task adds its symbols and their recall). The
+            training loop refuses a batch of another length; a task with
+            ``held_out`` splits (whole pieces of any length) is not checked.
     """
 
     name: str
@@ -450,6 +455,7 @@ class Task:
     held_out: tuple[str, str | None] | None = None
     init_head: Callable[[torch.nn.Linear], None] | None = None
     fingerprint: str | None = None
+    length: Callable[[int], int] | None = None
 
     def __post_init__(self) -> None:
         # A task of the user's own is checked here, not deep inside a run.
@@ -473,6 +479,10 @@ class Task:
             raise ValueError(
                 "Task.held_out must be None or a pair of split names (valid, test), "
                 f"test None if there is no test split, got {self.held_out!r}"
+            )
+        if self.length is not None and not callable(self.length):
+            raise TypeError(
+                f"Task.length must be callable or None, got {self.length!r}"
             )
         if self.init_head is not None and not callable(self.init_head):
             raise TypeError(
@@ -501,6 +511,7 @@ TASKS: dict[str, Task] = {
         loss="cross_entropy",
         readout="all",
         baseline=copy_baseline,
+        length=lambda seq_len: seq_len + 2 * 10,  # copy_memory's num_symbols
         # Storing 10 symbols needs a wide state that is written to readily;
         # the memory is short, so one micro-layer and a mild bias do.
         defaults={

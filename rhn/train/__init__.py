@@ -16,7 +16,7 @@ The pieces, one file each, in the order a run uses them:
   generator at every step, held-out evaluation, a ``tqdm`` progress bar with
   the live loss, a guard that stops on a NaN or infinite loss, a
   ``diverged`` flag for a loss that explodes while finite, checkpoints that
-  resume bit-for-bit on the CPU (also written on Ctrl-C or SIGTERM, see
+  resume bit-for-bit on the CPU (also written on Ctrl-C, SIGTERM or SIGHUP, see
   ``rhn/train/interrupts.py``), and a callback hook for notebooks.
 - ``rhn/train/loggers.py``: :class:`Logger`, the hook that gets one row per
   step, and :class:`CSVLogger` (``TrainConfig.log_csv``, ``--log-csv``).

@@ -1,4 +1,4 @@
-"""Stopping a run cleanly: SIGINT and SIGTERM between two steps, and the
+"""Stopping a run cleanly: SIGINT, SIGTERM and SIGHUP between two steps, and the
 caller's global state (threads, random generators) given back afterwards."""
 
 from __future__ import annotations
@@ -16,18 +16,19 @@ __all__ = ["TrainingInterrupted", "caller_state_kept", "signals_deferred"]
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """:func:`train` was stopped by SIGINT or SIGTERM between two steps.
+    """:func:`train` was stopped by SIGINT, SIGTERM or SIGHUP between two steps.
 
     A ``KeyboardInterrupt``, so that code catching ``Exception`` lets it
     through as it would a plain Ctrl-C.
 
     Attributes:
-        signum: the signal number (``signal.SIGINT`` or ``signal.SIGTERM``).
+        signum: the signal number (``signal.SIGINT``, ``signal.SIGTERM`` or
+            ``signal.SIGHUP``, which a closed terminal or a dropped ssh sends).
         step: the last step completed.
         checkpoint: the checkpoint written on the way out (``None`` when the
             config has no ``out``).
         exit_code: the conventional exit status, ``128 + signum`` (130 for
-            SIGINT, 143 for SIGTERM).
+            SIGINT, 143 for SIGTERM, 129 for SIGHUP).
     """
 
     def __init__(self, signum: int, step: int, checkpoint: Path | None) -> None:
@@ -60,13 +61,14 @@ def caller_state_kept() -> Iterator[None]:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[list[int]]:
-    """Turn SIGINT and SIGTERM into a note that the loop reads between steps.
+    """Turn SIGINT, SIGTERM and SIGHUP (where the system has it) into a note
+    that the loop reads between steps.
 
     Stopping between two steps keeps the model, the optimiser and the data
     generator consistent, so the checkpoint written then resumes exactly. A
     second SIGINT raises ``KeyboardInterrupt`` at once, for a stuck step; a
-    SIGINT after SIGTERMs only (a scheduler's, then a Ctrl-C) is noted like
-    them, and the run reports the first signal received.
+    SIGINT after SIGTERMs or SIGHUPs only (a scheduler's, then a Ctrl-C) is
+    noted like them, and the run reports the first signal received.
     Signal handlers can only be set in the main thread; elsewhere nothing
     changes.
     """
@@ -80,7 +82,10 @@ def signals_deferred() -> Iterator[list[int]]:
             raise KeyboardInterrupt  # a second Ctrl-C: stop at once
         received.append(signum)
 
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stoppers = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGHUP"):  # not on Windows
+        stoppers.append(signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in stoppers}
     for sig in previous:
         signal.signal(sig, note)
     try:

@@ -243,10 +243,16 @@ class CSVLogger(Logger):
                 self._fresh = True
                 return
             if not info["overwrite"]:
+                offer = (
+                    ", or pass overwrite (--overwrite) to replace it"
+                    if self._overwrite_would_take(header == columns, body, info)
+                    else " (overwrite replaces only the log of the run it "
+                    "replaces in out)"
+                )
                 raise ValueError(
                     f"log_csv: {self._where()!r} already holds rows of another "
-                    "run; a fresh run starts a new file: give another path, delete "
-                    "it, or pass overwrite (--overwrite) to replace it"
+                    "run; a fresh run starts a new file: give another path, "
+                    f"delete it{offer}"
                 )
             self._check_replace(header == columns, body, len(columns), info)
             self._fresh = True  # replaced in start: it is a log of this kind
@@ -286,6 +292,20 @@ class CSVLogger(Logger):
             and int(r[at]) > start
         ]
         self._fresh = False
+
+    def _overwrite_would_take(
+        self, named: bool, body: list[list[str]], info: dict[str, Any]
+    ) -> bool:
+        """Whether ``overwrite`` would replace this log: without an ``out``
+        always; with one, if its rows are all of the run it replaces there."""
+        out = info.get("config", {}).get("out")
+        if out is None:
+            return True
+        from .records import replaced_run
+
+        width = len(info["columns"]) + 1
+        runs = {r[-1] for r in body if named and len(r) == width}
+        return named and len(runs) == 1 and runs == {replaced_run(out)}
 
     def _refuse_hard_links(self, consequence: str) -> None:
         """Refuse a log with other names (hard links): what this run does to

@@ -27,6 +27,7 @@ import errno
 import hashlib
 import json
 import os
+import pickle
 import socket
 import stat
 import sys
@@ -102,6 +103,12 @@ class UnreadableCheckpoint(ValueError):
 def _damage(path: Path, head: bytes, size: int, err: Exception) -> str:
     """What a file that ``torch.load`` refused is, in a few words, from its
     first bytes ``head`` (never the loader's own message: it may be long)."""
+    if head.startswith(b"PK") and isinstance(err, pickle.UnpicklingError):
+        return (  # whole, but with objects that run code when loaded
+            "its torch archive holds objects other than tensors and numbers, "
+            "which torch's weights-only loader refuses to load because loading "
+            "them could run code; rhn.train writes no such objects"
+        )
     if head.startswith(b"PK"):  # the zip archive torch.save writes
         return (
             f"its torch archive is cut short or damaged ({size} bytes: a copy or "
@@ -234,13 +241,15 @@ def config_changes(
     if old_data and new_data and old_data != new_data:
         changes.append(
             f"task_fingerprint: {old_data!r} -> {new_data!r} (task "
-            f"{name!r} has other data than the run's)"
+            f"{name!r} has other data than the run's: other data, or a "
+            "generate that draws from torch's global or Python's random state "
+            "instead of the seed or generator it is given)"
         )
     elif old_data and not new_data:
         changes.append(
-            f"task: the run trained your own task named {name!r} (data fingerprint "
-            f"{old_data}), not the built-in task: give your task again (--task "
-            "module:function, or the Task)"
+            f"task: the run trained your own task named {saved.get('task')!r} "
+            f"(data fingerprint {old_data}), not the built-in task {name!r}: "
+            "give your task again (--task module:function, or the Task)"
         )
     elif new_data and not old_data and name in TASKS:
         # (a checkpoint of an own task written before fingerprints has a name
@@ -856,6 +865,7 @@ def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
                 "replace it: "
                 f"{_move_aside(out / CHECKPOINT_NAME)}"
             )
+    _check_replaceable(out)  # a file of the user's: --overwrite would not help
     what = "another run than the checkpoint resumed" if resumed else "a run"
     how = (
         "delete it yourself"
@@ -863,7 +873,8 @@ def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
         else "--overwrite (overwrite=True) to replace it"
     )
     go_on = (
-        f"pass --resume {out / CHECKPOINT_NAME} (resume=) to continue it, {how}, "
+        f"pass --resume {out / CHECKPOINT_NAME} (resume={str(out)!r}) to "
+        f"continue it, {how}, "
         "or another out"
         if CHECKPOINT_NAME in found
         else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give another out"
@@ -1017,7 +1028,7 @@ def _check_replaceable(out: Path) -> None:
             raise ValueError(
                 f"out: {_io.short(path)!r} is not a readable checkpoint that rhn "
                 f"wrote: {what}; "
-                f"--overwrite (overwrite=) replaces only a run's own files: "
+                "--overwrite (overwrite=True) replaces only a run's own files: "
                 f"{_move_aside(path)}"
             )
 
@@ -1255,11 +1266,14 @@ def check_own_files(out: Path) -> None:
 
 def replaced_run(out: str | os.PathLike[str] | None) -> str | None:
     """The id of the run a fresh ``overwrite`` into ``out`` would replace (the
-    id in its ``run.json``), or ``None``."""
+    id in its ``run.json``), or ``None``. A ``run.json`` alone counts: the
+    run was stopped (SIGKILL, SIGHUP of an older version) before its first
+    checkpoint, and its log may hold rows of it."""
     if out is None:
         return None
     out = Path(out)
-    if not any((out / n).exists() for n in (CHECKPOINT_NAME, METRICS_NAME)):
+    names = (CHECKPOINT_NAME, METRICS_NAME, MARKER_NAME)
+    if not any((out / n).exists() for n in names):
         return None
     try:
         return (_marker(out) or {}).get("run_id")
@@ -1329,12 +1343,23 @@ def check_record_out(
         )
     if not overwrite or not real.exists():
         return
+    if not real.is_file():  # a pipe, a terminal: nothing to delete
+        raise ValueError(
+            f"{name}: {_io.short(path)!r} is not a regular file, it is a "
+            f"{_io._kind(os.stat(real).st_mode)}; a {kind} record is written to "
+            "a regular file only: give the path of one"
+        )
     found = record_kind(real)
     if found != kind:
         what = "a file no writer of rhn made" if found is None else _RECORD_WHAT[found]
         if found is None and _is_training_log(real):
             what = "a training log (a CSV that train --log-csv wrote)"
+        if os.path.islink(path):  # /dev/stdout, say: never advise deleting it
+            what += f" (through the symlink: {_io.short(real)!r})"
+            advice = "give another path"
+        else:
+            advice = "give another path, or delete it"
         raise ValueError(
             f"{name}: {_io.short(path)!r} is not {_RECORD_WHAT[kind]}, it is {what}; "
-            f"overwrite replaces only a {kind} record: give another path, or delete it"
+            f"overwrite replaces only a {kind} record: {advice}"
         )

@@ -181,7 +181,7 @@ def train(
         FloatingPointError: if the training loss becomes NaN or infinite; the
             message names the step. With ``config.out`` set,
             ``metrics.json`` is written first, with ``"diverged": true``.
-        TrainingInterrupted: on SIGINT (Ctrl-C) or SIGTERM. The signal is
+        TrainingInterrupted: on SIGINT (Ctrl-C), SIGTERM or SIGHUP. The signal is
             acted on between two steps: the checkpoint then written (with
             ``config.out`` set) resumes bit for bit. A second Ctrl-C stops
             at once, without a checkpoint.
@@ -505,7 +505,9 @@ class _Run:
             # a held-out split is scored whole, whatever eval_samples says
             config.eval_samples if self.task.held_out is None else None,
             "the held-out set",
+            config.seq_len,
         )
+        _check_deterministic(self.task, config.seq_len, 2 * config.seed + 1)
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
         self.baseline = _checked_baseline(self.task, config.seq_len)
@@ -543,7 +545,7 @@ class _Run:
         self.segments: list[dict[str, Any]] = []
         # the run a branch was resumed from (rhn.train.records.identity)
         self.parent: dict[str, Any] | None = None
-        self.signal: int | None = None  # set by fit when SIGINT/SIGTERM stopped it
+        self.signal: int | None = None  # set by fit when a signal stopped it
         self.loggers: list[Logger] = []  # started by train, one row per step
         # config.log_csv's rows of the run (train's _kept_log), in the checkpoint
         self.log_record: dict[str, Any] | None = None
@@ -721,7 +723,11 @@ class _Run:
         if x.dtype != self.test_data[0].dtype:
             _check_generated(self.task, (x, y, *rest), self.model)
         _check_batch_form(
-            self.task, (x, y), config.batch_size, f"the batch of step {self.step}"
+            self.task,
+            (x, y),
+            config.batch_size,
+            f"the batch of step {self.step}",
+            config.seq_len,
         )
         if self.use_graph and mask is not None:
             raise ValueError(
@@ -942,7 +948,7 @@ class _Run:
     def fit(self, callback: Callable[[dict[str, Any]], bool | None] | None) -> None:
         """Step until ``config.steps``, an early stop, the callback, or a signal.
 
-        A SIGINT or SIGTERM ends the loop after the current step and leaves
+        A SIGINT, SIGTERM or SIGHUP ends the loop after the current step and leaves
         its number in ``self.signal`` (:func:`.interrupts.signals_deferred`).
         """
         self.segments.append(
@@ -1191,6 +1197,44 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
         )
 
 
+def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
+    """Refuse an own task whose ``generate`` gives other data from a generator
+    in the same state once torch's global random state and Python's
+    ``random`` have moved on (it draws from them, not from the generator it is
+    given): its run could be neither repeated nor resumed. Two small batches;
+    the global random states are put back, so a deterministic task's run is
+    unchanged."""
+    from .. import tasks
+
+    if task in tasks.TASKS.values() or task.held_out is not None:
+        return  # built in, or a fixed data set
+    if task.fingerprint is not None:  # rhn.owntasks.tensor_task: drawn right
+        return
+    import random
+
+    python_state, torch_state = random.getstate(), torch.get_rng_state()
+    try:
+        drawn = []
+        for other in (seed, seed + 1):  # the global states moved between
+            torch.manual_seed(other)
+            random.seed(other)
+            generator = torch.Generator().manual_seed(seed)
+            drawn.append(
+                _io.fingerprint(*task.generate(2, seq_len, generator=generator))
+            )
+    finally:
+        random.setstate(python_state)
+        torch.set_rng_state(torch_state)
+    if drawn[0] != drawn[1]:
+        raise ValueError(
+            f"task {task.name!r}: its generate returned other data from a "
+            "generator in the same state once torch's global random state and "
+            "Python's random had changed: it must draw every random number "
+            "from the generator it is given (or from the seed when none is "
+            "given), or the run can be neither repeated nor resumed"
+        )
+
+
 BUDGET_MISS = 0.1
 """A core further than this fraction from ``num_params`` is named when built."""
 
@@ -1213,7 +1257,15 @@ def _say_budget_missed(config: TrainConfig, core: nn.Module, task: Task) -> None
 def _checked_baseline(task: Any, seq_len: int) -> float:
     """``task.baseline(seq_len)`` as a float; one line naming the task's
     baseline if it is not a real number."""
-    value = task.baseline(seq_len)
+    try:
+        value = task.baseline(seq_len)
+    except Exception as err:  # the task's own code
+        raise ValueError(
+            f"task {task.name!r}: its baseline({seq_len}) raised "
+            f"{type(err).__name__}: {_io.one_line(err)[:200]}; it must return "
+            "the loss of the best memoryless predictor for that seq_len: fix "
+            "the task's baseline"
+        ) from err
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -1246,9 +1298,12 @@ def _notes(run: _Run) -> None:
         )
 
 
-def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> None:
+def _check_batch_form(
+    task: Any, batch: Any, asked: int | None, what: str, seq_len: int | None = None
+) -> None:
     """Refuse a batch of ``task.generate`` with another number of sequences
-    than ``asked`` (``None``: any, a held-out split scored whole) or targets
+    than ``asked`` (``None``: any, a held-out split scored whole), another
+    number of steps than ``seq_len`` asks for (``Task.length``), or targets
     of a dtype the task's loss does not take (``what`` names the batch)."""
     x, y = batch[0], batch[1]
     got = int(x.shape[1]) if x.dim() >= 2 else None
@@ -1259,6 +1314,16 @@ def _check_batch_form(task: Any, batch: Any, asked: int | None, what: str) -> No
             f"({got if got is not None else 'no'} sequences, (T, B, features)); "
             "it must return as many sequences as asked"
         )
+    if task.held_out is None and seq_len is not None:
+        steps = seq_len if task.length is None else task.length(seq_len)
+        if int(x.shape[0]) != steps:
+            raise ValueError(
+                f"task {task.name!r}: its generate was asked for seq_len={seq_len} "
+                f"({what}) and returned inputs of {int(x.shape[0])} steps, shape "
+                f"{tuple(x.shape)} (T, B, features), expected {steps} steps: "
+                "return seq_len steps, or give the Task a length(seq_len) that "
+                "says how many it returns"
+            )
     wrong = None
     if task.loss == "mse" and not y.is_floating_point():
         wrong = "a floating dtype (torch.float32) for its mse loss"
