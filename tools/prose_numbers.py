@@ -34,8 +34,8 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
     a literal, such as ``T = 100``, ``H = 48`` or ``lr = 3e-3``.
 
 The API reference, the appendix, the notation page, the README and the
-docstring of ``rhn/defaults.py`` (shown on the API page) have no code of their own;
-they quote the chapters. A number there passes by (b) or (c), or when a
+docstring of ``rhn/defaults.py`` (shown on the API page) have no code of
+their own; they quote the chapters. A number there passes by (b) or (c), or when a
 chapter that its paragraph names (``{ref}`ch-training``` or "chapter 11")
 asserts it; a paragraph that names no chapter may quote any chapter, a test
 or a tool (an exit status, the word limit).
@@ -360,12 +360,12 @@ def _chunk_numbers(text: str, in_math: bool):
 
 
 # Pages without code of their own that quote the chapters' results: the API
-# reference, the appendix, the notation page and the README. A number there passes when a chapter
-# that its paragraph (or list item) names, by a {ref} role or as "chapter N",
-# asserts it; a paragraph that names no chapter may quote any chapter.
-# A paragraph that names no chapter may also quote a test or a tool (an exit
-# status, the word limit). CONTRIBUTING.md, notes for whoever changes the
-# book (versions, timings with their machine and date), is not read.
+# reference, the appendix, the notation page and the README. A number there
+# passes when a chapter that its paragraph (or list item) names, by a {ref}
+# role or as "chapter N", asserts it; a paragraph that names no chapter may
+# quote any chapter, and a test or a tool (an exit status, the word limit).
+# CONTRIBUTING.md, notes for whoever changes the book (versions, timings with
+# their machine and date), is not read.
 QUOTING = ("api.md", "checks.md", "notation.md", "README.md", "defaults.py")
 _CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+((?:\d+(?:\s*(?:,|and|to|-|–)\s*)?)+)")
 
