@@ -289,8 +289,7 @@ HEADER_BUTTONS = (
     "Launch interactive content",
     "Source repositories",
     "Download this page",
-    "Fullscreen mode",
-)
+)  # no fullscreen button: _config.yml turns it off (a phone has no use for it)
 
 
 def test_header_buttons_show_keyboard_focus(browser: Browser, base_url: str) -> None:
