@@ -34,29 +34,33 @@ class KeepPunctuationWithMath(SphinxTransform):
 
 
 def glue(math: nodes.math) -> bool:
-    """Join ``math`` and the punctuation after it; True when it did."""
+    """Join ``math`` and the punctuation after it; True when it did.
+
+    Children are addressed by position only: text nodes are strings, and
+    ``index``, ``remove`` or ``replace`` would find the first *equal* one
+    (another ", " earlier in the paragraph), not this one.
+    """
     parent = math.parent
     if parent is None or len(math.astext()) > MAX_TEX:
         return False
-    index = parent.index(math)
-    if index + 1 >= len(parent):
+    index = next(i for i, child in enumerate(parent.children) if child is math)
+    if index + 1 >= len(parent.children):
         return False
-    after = parent[index + 1]
+    after = parent.children[index + 1]
     if not isinstance(after, nodes.Text):
         return False
     found = _PUNCT.match(after.astext())
     if not found:
         return False
     punct, rest = found.group(0), after.astext()[found.end() :]
+    if rest:
+        parent[index + 1] = nodes.Text(rest)
+    else:
+        del parent[index + 1]
     box = nodes.inline(classes=["rhn-nowrap"])
-    parent.remove(math)
+    parent[index] = box
     box += math
     box += nodes.Text(punct)
-    parent.insert(index, box)
-    if rest:
-        parent.replace(after, nodes.Text(rest))
-    else:
-        parent.remove(after)
     return True
 
 

@@ -675,7 +675,11 @@ def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
     )
     long = "a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9"
     (src / "index.md").write_text(
-        f"# Page\n\nShort $x_t$. Then $y$), and $z$ words.\n\nLong ${long}$. End $w$\n"
+        f"# Page\n\nShort $x_t$. Then $y$), and $z$ words.\n\nLong ${long}$. End $w$\n\n"
+        # a text equal to the one after a formula stands earlier (", "), and
+        # soft line breaks: every word and comma stays where it was
+        "Use (`code`,\n$a = 1$, $b = 2$,\n$c = 3$)? As $d$, $e$ and the\n"
+        "gradient passes.\n"
     )
     out = tmp_path / "html"
     app = sphinx_app.Sphinx(
@@ -696,7 +700,11 @@ def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
         r"([^<]*)</span>",
         html,
     )
-    assert glued == [("x_t", "."), ("y", "),")], boxes
+    assert glued[:2] == [("x_t", "."), ("y", "),")], boxes
+    assert glued[2:] == [("a = 1", ","), ("b = 2", ","), ("c = 3", ")?"), ("d", ",")]
     assert "Then " in html and " and " in html  # the text after stays
     assert f"\\({long}\\)</span>." in html  # too long to glue
-    assert html.count("rhn-nowrap") == 2
+    assert html.count("rhn-nowrap") == 6
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Use (code,\n\\(a = 1\\), \\(b = 2\\),\n\\(c = 3\\))?" in text
+    assert "As \\(d\\), \\(e\\) and the\ngradient passes." in text
