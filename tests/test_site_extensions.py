@@ -675,7 +675,8 @@ def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
     )
     long = "a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9"
     (src / "index.md").write_text(
-        f"# Page\n\nShort $x_t$. Then $y$), and $z$ words.\n\nLong ${long}$. End $w$\n\n"
+        "# Page\n\nShort $x_t$. Then $y$), and $z$ words.\n\n"
+        f"Long ${long}$. End $w$\n\n"
         # a text equal to the one after a formula stands earlier (", "), and
         # soft line breaks: every word and comma stays where it was
         "Use (`code`,\n$a = 1$, $b = 2$,\n$c = 3$)? As $d$, $e$ and the\n"
