@@ -106,11 +106,13 @@ class ChapterNumbers(SphinxPostTransform):
             if found is None:
                 continue
             between = children[last + 1 : i] if last is not None else None
+            # between two links of a run: ", " or "and", possibly split by
+            # a line break of the source into Text nodes of its own
             joined = (
                 between is not None
-                and len(between) == 1
-                and isinstance(between[0], nodes.Text)
-                and _JOIN.match(between[0].astext())
+                and len(between) >= 1
+                and all(isinstance(b, nodes.Text) for b in between)
+                and _JOIN.match("".join(b.astext() for b in between))
             )
             if joined:
                 runs[-1].append((i, *found))

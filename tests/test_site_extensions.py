@@ -365,6 +365,7 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
         "Chapters {ref}`ch-one` and {ref}`ch-two` agree.\n\n"
         "Both ({ref}`ch-one`, {ref}`ch-two`).\n\n"
         "Told in chapter\n{ref}`ch-one` across a line break.\n\n"
+        "Chapters {ref}`ch-one` and\n{ref}`ch-two` agree across one.\n\n"
         "Unchanged: {ref}`sec-two`, {ref}`the first <ch-one>`.\n\n"
         "{cite:t}`zilly2017` and {cite:p}`zilly2017`.\n\n"
         "```{bibliography}\n```\n"
@@ -393,6 +394,7 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
     text = text.replace("\xa0", " ")
     assert "Chapter 1 starts it." in text
     assert "Chapters 1 and 2 agree." in text
+    assert "Chapters 1 and\n2 agree across one." in text  # not "chapter 2"
     assert "Both (chapters 1, 2)." in text
     # "chapter" at the end of a source line still joins the link, once
     assert "Told in chapter 1 across" in text
