@@ -333,10 +333,26 @@ def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     assert narrow_figures.scroll_wide(out, tmp_path) == out
 
 
+def _build_html(src, tmp_path):
+    """Build the small Sphinx project in ``src`` to HTML; returns the folder."""
+    sphinx_app = pytest.importorskip("sphinx.application")
+    out = tmp_path / "html"
+    sphinx_app.Sphinx(
+        str(src),
+        str(src),
+        str(out),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+    ).build()
+    return out
+
+
 def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path):
     """A small book built with the two extensions: ``{ref}`` to a chapter gives
     "chapter N" (title as tooltip), ``{cite:t}`` links "Authors [year]"."""
-    sphinx_app = pytest.importorskip("sphinx.application")
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
@@ -370,18 +386,7 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
         "{cite:t}`zilly2017` and {cite:p}`zilly2017`.\n\n"
         "```{bibliography}\n```\n"
     )
-    out = tmp_path / "html"
-    app = sphinx_app.Sphinx(
-        str(src),
-        str(src),
-        str(out),
-        str(tmp_path / "doctrees"),
-        "html",
-        status=None,
-        warning=None,
-        freshenv=True,
-    )
-    app.build()
+    out = _build_html(src, tmp_path)
     html = (out / "two.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", "", html)
     assert "As chapter\xa01 showed." in text  # a no-break space
@@ -666,7 +671,6 @@ def test_phone_figures_tells_each_figure_of_a_chapter_apart():
 def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
     """A built page: ``$x$.`` becomes one no-wrap span; a long formula, a
     formula before a word and a formula at a paragraph's end stay as they are."""
-    sphinx_app = pytest.importorskip("sphinx.application")
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
@@ -684,18 +688,7 @@ def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
         "Use (`code`,\n$a = 1$, $b = 2$,\n$c = 3$)? As $d$, $e$ and the\n"
         "gradient passes.\n"
     )
-    out = tmp_path / "html"
-    app = sphinx_app.Sphinx(
-        str(src),
-        str(src),
-        str(out),
-        str(tmp_path / "doctrees"),
-        "html",
-        status=None,
-        warning=None,
-        freshenv=True,
-    )
-    app.build()
+    out = _build_html(src, tmp_path)
     html = (out / "index.html").read_text(encoding="utf-8")
     boxes = re.findall(r'<span class="rhn-nowrap">(.*?)</span>(?=[^<]*)', html)
     glued = re.findall(
