@@ -217,6 +217,33 @@ def test_training_leaves_the_main_thread_free(browser, tmp_path) -> None:  # noq
         assert not long_tasks, long_tasks
 
 
+# every clearing of a canvas made to take SLOW_CLEAR_MS: each redraw clears
+# the loss chart, so each frame of the page costs at least that much
+SLOW_CLEAR_MS = 30
+SLOW_CLEAR_JS = f"""{{
+    const clear = CanvasRenderingContext2D.prototype.clearRect;
+    CanvasRenderingContext2D.prototype.clearRect = function (...args) {{
+        const until = performance.now() + {SLOW_CLEAR_MS};
+        while (performance.now() < until) {{}}
+        return clear.apply(this, args);
+    }};
+}}"""
+
+
+def test_slow_frames_space_the_redraws_out(browser, tmp_path) -> None:  # noqa: ANN001
+    # a frame of 30 ms or more: the playing playground redraws at most every
+    # 5 x 30 = 150 ms, not every 100 ms, and keeps training
+    for page in _open(browser, tmp_path, 0, init_script=SLOW_CLEAR_JS):
+        root = page.locator(".rhn-playground-root")
+        page.locator("button[name=play]").click()
+        page.wait_for_timeout(1500)
+        page.locator("button[name=play]").click()
+        every = root.get_attribute("data-rhn-draw-every-ms")
+        assert every is not None, "no frame was timed while it played"
+        assert 5 * SLOW_CLEAR_MS <= float(every) <= 1000, every
+        assert _numbers(page)["steps"] > 0
+
+
 def test_page_loop_without_a_worker_trains_the_same(browser, tmp_path) -> None:  # noqa: ANN001
     runs = {}
     for worker, script in ((True, None), (False, "delete window.Worker;")):

@@ -30,8 +30,14 @@ const WINDOW = 100; // steps averaged in the loss shown and reported
 const MAX_STEPS = 20000; // then it pauses by itself, unless data-rhn-stop-at says otherwise
 // while it plays, the page redraws at most every DRAW_EVERY_MS: each redraw
 // costs the main thread a frame of the whole page (paint, layerize, commit of
-// the canvases), tens of ms on a slow phone, whatever little changed
+// the canvases), tens of ms on a slow phone, whatever little changed. Where a
+// frame costs more than DRAW_EVERY_MS / FRAME_SHARE, the redraws space out to
+// FRAME_SHARE times the frame's cost (at most MAX_DRAW_EVERY_MS): a slow phone
+// gives at most a fifth of its main thread to the playing charts, and a frame
+// that takes over 50 ms (a long task) comes at most every 250 ms
 const DRAW_EVERY_MS = 100;
+const FRAME_SHARE = 5;
+const MAX_DRAW_EVERY_MS = 1000;
 
 // the figures' .rhn-widget lays plot and controls side by side; the
 // playground stacks its parts in one column instead
@@ -234,17 +240,37 @@ function render({ model, el }) {
     });
   };
 
+  // the main thread's cost of a frame: from its animation-frame callback to
+  // the first task after it, which runs once the frame's style, layout, paint
+  // and commit are done; smoothed over the last few frames
+  let frameMs = 0;
+  let drawEvery = DRAW_EVERY_MS;
+  const timer = new MessageChannel();
+  let frameStart = null;
+  timer.port1.onmessage = () => {
+    if (frameStart === null) return;
+    const ms = performance.now() - frameStart;
+    frameStart = null;
+    frameMs = frameMs ? 0.7 * frameMs + 0.3 * ms : ms;
+    drawEvery = Math.min(MAX_DRAW_EVERY_MS, Math.max(DRAW_EVERY_MS, FRAME_SHARE * frameMs));
+    root.dataset.rhnDrawEveryMs = drawEvery.toFixed(0);
+  };
   const frame = () => {
     pending = false;
     lastDraw = performance.now();
-    if (!closed) draw();
+    if (closed) return;
+    draw();
+    if (playing && frameStart === null) {
+      frameStart = lastDraw;
+      timer.port2.postMessage(null);
+    }
   };
   // at most one redraw per animation frame, and while it plays at most one
-  // every DRAW_EVERY_MS (a press or a slider is drawn at the next frame)
+  // every drawEvery ms (a press or a slider is drawn at the next frame)
   const schedule = (soon = false) => {
     if (pending) return;
     pending = true;
-    const wait = playing && !soon ? lastDraw + DRAW_EVERY_MS - performance.now() : 0;
+    const wait = playing && !soon ? lastDraw + drawEvery - performance.now() : 0;
     if (wait > 0) setTimeout(() => requestAnimationFrame(frame), wait);
     else requestAnimationFrame(frame);
   };
@@ -338,6 +364,7 @@ function render({ model, el }) {
   draw();
   return () => {
     closed = true;
+    timer.port1.close();
     if (resized) resized.disconnect();
     playing = false;
     engine.worker.terminate();
