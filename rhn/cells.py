@@ -413,7 +413,10 @@ def _allocating(stack: StackedRecurrence, gates: int) -> Iterator[None]:
     try:
         yield
     except RuntimeError as err:
-        if "alloc" not in str(err).lower() and "memory" not in str(err).lower():
+        # "can't allocate memory", "out of memory"; torch 2.11 says "Storage
+        # size calculation overflowed" for a size beyond 2**63 bytes
+        words = ("alloc", "memory", "overflow")
+        if not any(w in str(err).lower() for w in words):
             raise
         H, I, D, N = stack.hidden_size, stack.input_size, stack.depth, stack.num_layers
         per_layer = [gates * H * (i + D * (H + 1)) for i in [I] + [H] * (N - 1)]

@@ -41,6 +41,18 @@ def gpu(monkeypatch):
     return install
 
 
+def test_a_cuda_index_beyond_the_machine_is_refused_in_one_line(gpu, monkeypatch):
+    # a one-GPU machine: cuda:0 is there, cuda:7 is named as missing at once
+    # (a sweep's grid is checked before its first run, not at its seventh)
+    from rhn.train.config import resolve_device
+
+    gpu("NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == torch.device("cuda:0")
+    with pytest.raises(ValueError, match=r"'cuda:7'.*has 1 CUDA device \(cuda:0 to"):
+        resolve_device("cuda:7")
+
+
 def test_t4_gets_float16_with_a_grad_scaler(gpu):
     cuda = gpu("Tesla T4")
     chosen = devices.precision(cuda)

@@ -281,6 +281,20 @@ def test_a_model_too_large_to_allocate_is_one_line_naming_its_size():
         rhn.RHN(3, 10**12)
 
 
+def test_a_size_torch_cannot_even_count_is_the_same_one_line(monkeypatch):
+    # torch 2.11 (Colab's) refuses 10**12 x 2 * 10**12 floats with this message
+    # before it asks the allocator (seen on a GPU machine with torch 2.11)
+    def empty(*size, **kwargs):
+        raise RuntimeError(
+            "Storage size calculation overflowed with sizes=[2000000000000, "
+            "1000000000000]"
+        )
+
+    monkeypatch.setattr(torch, "empty", empty)
+    with pytest.raises(MemoryError, match=r"hidden_size=1000000000000.*smaller hidden"):
+        rhn.RHN(3, 10**12)
+
+
 @pytest.mark.parametrize("kw", [{}, {"depth": 3, "num_layers": 2, "coupled": False}])
 def test_torch_export_traces_the_loop_and_matches_the_fast_path(kw):
     # export (torch's way to serialise a model) traces plain operations: the

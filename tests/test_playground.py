@@ -348,6 +348,7 @@ def test_png_fallback_shows_the_setting():
     assert widget.png() != png
 
 
+@needs_node
 @pytest.mark.parametrize("setting", ["default_bias", "open_gates"])
 def test_the_chapter_record_reruns(setting):
     """Seed 0 of chapter 13's record, rerun with the page's numerics, agrees.

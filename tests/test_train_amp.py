@@ -113,6 +113,39 @@ def test_cuda_graph_stand_in_trains_like_the_eager_step(monkeypatch, amp):
     assert graphed.history == eager.history
 
 
+@pytest.mark.parametrize("tensor_lr", [True, False])
+def test_a_resume_gives_the_learning_rate_back_in_the_runs_own_form(
+    monkeypatch, tmp_path, tensor_lr
+):
+    # Seen on an H100 (torch 2.11): a run resumed with cuda_graph on drifted
+    # from the uninterrupted one from its second resumed step (weights apart
+    # by 0.01 after 12 steps), because Adam's load_state_dict put the
+    # checkpoint's learning rate (a CPU tensor) into the param group and the
+    # graph captured that one value while the schedule moved on. Resumed, the
+    # rate is this run's own tensor (the one a graph reads), filled with the
+    # saved rate; or a float, whatever the checkpoint holds. CPU stand-in: the
+    # run is told to keep its rate in a tensor, as on CUDA.
+    out = tmp_path / "run"
+    train_mod.train(config(steps=4, eval_every=4, lr_schedule="cosine", out=str(out)))
+    state = train_mod.load_checkpoint(out)
+    saved = float(state["optimizer"]["param_groups"][0]["lr"])
+    assert saved < config().lr  # the schedule moved it
+    # the checkpoint of a tensor run holds a tensor; of a float run a float
+    state["optimizer"]["param_groups"][0]["lr"] = (
+        saved if tensor_lr else torch.tensor(saved)
+    )
+    monkeypatch.setattr(train_mod.run._Run, "_lr_as_tensor", lambda self: tensor_lr)
+    run = train_mod.run._Run(config(steps=8, eval_every=4, lr_schedule="cosine"))
+    own = run.optimizer.param_groups[0]["lr"]
+    run.restore(state)
+    lr = run.optimizer.param_groups[0]["lr"]
+    as_float32 = float(torch.tensor(saved))  # the rate a float32 tensor holds
+    if tensor_lr:
+        assert lr is own is run.lr_tensor and float(lr) == as_float32
+    else:
+        assert type(lr) is float and lr == as_float32
+
+
 def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():
     # With cuda_graph=True on CUDA, rhn.train gives Adam a tensor learning
     # rate (capturable=True) that the captured optimizer step reads from its

@@ -459,6 +459,13 @@ def resolve_device(spec: str | torch.device = "auto") -> torch.device:
     device = _checks.device("device", spec)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {spec!r} was asked for, but CUDA is not available")
+    if device.type == "cuda" and device.index is not None:
+        count = torch.cuda.device_count()
+        if device.index >= count:
+            raise ValueError(
+                f"device {spec!r} was asked for, but this machine has {count} CUDA "
+                f"device{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})"
+            )
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {spec!r} was asked for, but MPS is not available")
     return device

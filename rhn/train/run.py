@@ -511,14 +511,16 @@ class _Run:
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
         self.baseline = _checked_baseline(self.task, config.seq_len)
-        lr: float | torch.Tensor = config.lr
         self.use_graph = self._use_graph()
         capturable = self.use_graph and self.device.type == "cuda"
-        if capturable:  # a captured step reads its learning rate from a tensor
-            lr = torch.tensor(config.lr, device=self.device)
+        # a captured step reads its learning rate from this tensor on the
+        # device, which the schedule fills in place; None: a float
+        self.lr_tensor: torch.Tensor | None = None
+        if self._lr_as_tensor():
+            self.lr_tensor = torch.tensor(config.lr, device=self.device)
         self.optimizer = torch.optim.Adam(
             self.model.parameters(),
-            lr=lr,
+            lr=config.lr if self.lr_tensor is None else self.lr_tensor,
             weight_decay=config.weight_decay,
             capturable=capturable,
         )
@@ -690,9 +692,20 @@ class _Run:
         if self.run_id is None:
             self.run_id = state.get("run_id")
 
+    def _lr_as_tensor(self) -> bool:
+        """Whether Adam reads its learning rate from a tensor (a captured step)."""
+        return self.use_graph and self.device.type == "cuda"
+
     def _load_optimizer(self, saved: dict[str, Any]) -> None:
         """Adam's state, checked against the weights: torch loads moments of the
-        wrong shape without a word, and the first step then fails."""
+        wrong shape without a word, and the first step then fails.
+
+        torch puts the checkpoint's learning rate into the param group as it
+        was saved: a tensor on the CPU (the checkpoint is read there) or a
+        float. A CUDA graph captured from a CPU tensor or a float keeps that
+        one rate while the schedule moves on, so the rate goes back into this
+        run's own form: its tensor on the device, filled, or a float.
+        """
         params = list(self.model.parameters())
         for index, moments in dict(saved["state"]).items():
             for key in ("exp_avg", "exp_avg_sq"):
@@ -703,6 +716,14 @@ class _Run:
                         f"{tuple(params[int(index)].shape)}"
                     )
         self.optimizer.load_state_dict(saved)
+        for group in self.optimizer.param_groups:
+            rate = float(group["lr"])
+            if self.lr_tensor is None:
+                group["lr"] = rate
+            else:
+                with torch.no_grad():
+                    self.lr_tensor.fill_(rate)
+                group["lr"] = self.lr_tensor
 
     def _load_scheduler(self, saved: dict[str, Any]) -> None:
         if "lr_lambdas" not in saved or "last_epoch" not in saved:
