@@ -389,17 +389,25 @@ def _already_done(
     """A resume in the run's own folder with nothing to train (the run is at
     ``config.steps`` and its record is written): one line on stderr, the
     recorded result, and no file touched. ``None`` otherwise."""
-    if branch or run.step < run.config.steps:
+    early = run.stopped_early()
+    if branch or (run.step < run.config.steps and early is None):
         return None
     record = records.finished_here(out, state)
     if record is None:  # its metrics.json is still to write: finish does
         return None
-    print(
-        f"resume: the run in {_io.short(out)!r} is already at step {run.step} "
-        f"(steps={run.config.steps}): nothing to train, its files are left as "
-        f"they are; give --steps (steps=) above {run.step} to train it further",
-        file=sys.stderr,
-    )
+    if early is not None:
+        said = (
+            f"stopped early at step {run.step} ({early}): nothing to train, its "
+            "files are left as they are; a resumed run would stop again at its "
+            "next evaluation"
+        )
+    else:
+        said = (
+            f"is already at step {run.step} (steps={run.config.steps}): nothing to "
+            f"train, its files are left as they are; give --steps (steps=) above "
+            f"{run.step} to train it further"
+        )
+    print(f"resume: the run in {_io.short(out)!r} {said}", file=sys.stderr)
     if run.best is not None:  # early stopping: the weights it returned
         run.model.load_state_dict(run.best["model"])
     run.model.eval()
@@ -849,6 +857,27 @@ class _Run:
             }
         return scores
 
+    def stopped_early(self) -> str | None:
+        """Why the run stopped before ``config.steps`` at its last evaluation
+        (``stop_loss`` or ``patience``), or ``None``. Read from the history,
+        so a resumed run knows it too: training on would only add one more
+        evaluation block and stop again."""
+        history = self.history
+        if self.step >= self.config.steps or not history["eval_step"]:
+            return None
+        if history["eval_step"][-1] != self.step:  # it went on after that
+            return None
+        loss = history["test_loss"][-1]
+        if self.config.stop_loss is not None and loss < self.config.stop_loss:
+            limit = self.config.stop_loss
+            return f"its held-out loss {loss:.4g} fell below stop_loss={limit:g}"
+        if self.out_of_patience():
+            return (
+                f"its held-out loss did not improve on step {self.best['step']}'s "
+                f"in patience={self.config.patience} evaluations"
+            )
+        return None
+
     def out_of_patience(self) -> bool:
         """Whether ``patience`` evaluations have passed without a better loss."""
         if not self.config.patience or self.best is None:
@@ -1003,7 +1032,7 @@ class _Run:
     ) -> None:
         """The loop proper: step, evaluate, report, checkpoint; stop when told."""
         config = self.config
-        stopped = False
+        stopped = self.stopped_early() is not None  # a resumed run that had stopped
         start = time.perf_counter() - self.seconds
         while self.step < config.steps and not stopped and not signals:
             # where to go back to if this step fails before its update
