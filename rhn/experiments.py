@@ -44,7 +44,7 @@ import torch
 from . import _checks, _cli, _io, results
 from .tasks import get_task
 from .train import TrainConfig, records, resolve_device, train
-from .train.config import reads_field
+from .train.config import generate, reads_field
 from .train.model import check_memory
 
 __all__ = [
@@ -478,7 +478,7 @@ def _sweep(
             # temporal-order task needs 10 steps): every task and seq_len of
             # the grid is tried on one sequence, so that none fails after
             # other runs
-            task.generate(1, config.seq_len, seed=0)
+            generate(task, 1, config.seq_len, seed=0)
             tried.add((task.name, id(task), config.seq_len))
 
     record: dict[str, Any] = {

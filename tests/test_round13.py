@@ -1,4 +1,5 @@
-"""Hostile round 13: a run that stopped early, resumed.
+"""Hostile round 13: a run that stopped early, resumed; a folder at the lock
+path; a task that switches gradients off.
 
 A run stopped by ``stop_loss`` or ``patience`` before ``steps`` used to train
 one more evaluation block when resumed (its checkpoint did not say it had
@@ -10,8 +11,10 @@ a resume into another folder (a branch) copies the run as it stopped.
 
 import dataclasses
 import json
+import sys
 
 import pytest
+import torch
 from tiny_runs import CLI, contents, tiny
 
 from rhn.__main__ import main
@@ -84,3 +87,61 @@ def test_a_branch_of_a_stopped_run_is_the_run_as_it_stopped(tmp_path):
     assert copy.history == first.history
     record = json.loads((branch / "metrics.json").read_text())
     assert record["history"] == first.history
+
+
+# --- a folder where the lock file goes --------------------------------------------
+
+
+def test_a_folder_at_the_lock_path_is_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    (out / "run.lock").mkdir(parents=True)
+    assert main(["train", *CLI, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "run.lock' is a folder where rhn keeps the lock file" in err, err
+    assert (out / "run.lock").is_dir() and not (out / "metrics.json").exists()
+
+
+# --- a task that switches gradients off --------------------------------------------
+
+NO_GRAD = """\
+import torch
+from rhn.tasks import TASKS, Task
+
+
+def make():
+    adding = TASKS["adding"]
+
+    def generate(n, T, **kw):
+        torch.set_grad_enabled(False)  # left off for whoever runs next
+        return adding.generate(n, T, **kw)
+
+    return Task(name="nograd", generate=generate, input_size=2, output_size=1,
+                loss="mse", readout="last", baseline=lambda T: 1 / 6)
+"""
+
+
+@pytest.fixture
+def no_grad_task(tmp_path, monkeypatch):
+    (tmp_path / "nograd.py").write_text(NO_GRAD)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "nograd:make"
+    sys.modules.pop("nograd", None)
+    torch.set_grad_enabled(True)
+
+
+def test_a_task_that_switches_gradients_off_trains_and_leaves_them_on(no_grad_task):
+    from rhn.owntasks import task_from_spec
+
+    task = task_from_spec(no_grad_task)
+    result = train(tiny(task=task, steps=4, eval_every=2))
+    assert len(result.history["train_loss"]) == 4
+    assert torch.is_grad_enabled()  # the caller's mode, as it was
+
+
+def test_train_called_under_no_grad_trains(tmp_path):
+    with torch.no_grad():
+        result = train(tiny(steps=4, eval_every=2))
+        assert not torch.is_grad_enabled()  # the caller's mode is kept
+    # the same run as outside torch.no_grad(), step for step
+    assert result.history == train(tiny(steps=4, eval_every=2)).history

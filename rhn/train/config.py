@@ -433,10 +433,18 @@ def task_fingerprint(task: Task, seq_len: int) -> str:
         splits += [{"split": name} for name in task.held_out if name is not None]
     for extra in splits:
         try:
-            parts += list(task.generate(4, seq_len, seed=0, **extra))
+            parts += list(generate(task, 4, seq_len, seed=0, **extra))
         except Exception as err:  # training will report it; the hash notes it
             parts.append(type(err).__name__)
     return _io.fingerprint(*parts)
+
+
+def generate(task: Task, *args: Any, **kwargs: Any) -> Any:
+    """``task.generate(*args, **kwargs)`` with torch's gradient mode as it was:
+    a task that switches gradients off (``torch.set_grad_enabled(False)``)
+    would otherwise leave them off for training and for the caller."""
+    with torch.set_grad_enabled(torch.is_grad_enabled()):
+        return task.generate(*args, **kwargs)
 
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:

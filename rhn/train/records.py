@@ -524,6 +524,14 @@ class FolderLock:
             text = self.path.read_text()
         except FileNotFoundError:
             return None
+        except IsADirectoryError:
+            raise ValueError(
+                f"{self.name}: {_io.short(self.path)!r} is a folder where rhn keeps "
+                f"the lock file of {_io.short(self._what())!r}; move it away or "
+                f"choose another {self.name}"
+            ) from None
+        except OSError as err:
+            raise _io.path_error(self.name, self.path, err) from err
         try:
             info = json.loads(text)
         except json.JSONDecodeError:

@@ -28,7 +28,7 @@ from .. import _checks, _cli, _io, devices
 from ..baselines import count_parameters
 from ..tasks import Task, get_task
 from . import records
-from .config import TrainConfig, resolve_device
+from .config import TrainConfig, generate, resolve_device
 from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
 from .loggers import CSVLogger, Logger
 from .model import check_memory, evaluate, make_model
@@ -499,7 +499,8 @@ class _Run:
         held_out = {}
         if self.task.held_out is not None:  # a fixed data set: its validation split
             held_out = {"split": self.task.held_out[0]}
-        self.test_data = self.task.generate(
+        self.test_data = generate(
+            self.task,
             config.eval_samples,
             config.seq_len,
             seed=2 * config.seed + 1,
@@ -738,11 +739,13 @@ class _Run:
             raise KeyError("lr_lambdas" if "lr_lambdas" not in saved else "last_epoch")
         self.scheduler.load_state_dict(saved)
 
+    @torch.enable_grad()  # called under torch.no_grad() too, it trains
     def train_step(self) -> float:
         """One optimiser step on a fresh batch; returns the batch's loss."""
         config = self.config
         self.step += 1
-        x, y, *rest = self.task.generate(
+        x, y, *rest = generate(
+            self.task,
             config.batch_size,
             config.seq_len,
             generator=self.batches,
@@ -909,7 +912,8 @@ class _Run:
                 if accuracy:
                     out["test_accuracy"] = None
                 return out
-            test = self.task.generate(
+            test = generate(
+                self.task,
                 self.config.eval_samples,
                 self.config.seq_len,
                 device=self.device,
@@ -1270,7 +1274,7 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
             random.seed(other)
             generator = torch.Generator().manual_seed(seed)
             drawn.append(
-                _io.fingerprint(*task.generate(2, seq_len, generator=generator))
+                _io.fingerprint(*generate(task, 2, seq_len, generator=generator))
             )
     finally:
         random.setstate(python_state)
