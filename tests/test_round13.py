@@ -1,5 +1,5 @@
 """Hostile round 13: a run that stopped early, resumed; a folder at the lock
-path; a task that switches gradients off.
+path; a task that switches gradients off; torch's default dtype changed.
 
 A run stopped by ``stop_loss`` or ``patience`` before ``steps`` used to train
 one more evaluation block when resumed (its checkpoint did not say it had
@@ -145,3 +145,22 @@ def test_train_called_under_no_grad_trains(tmp_path):
         assert not torch.is_grad_enabled()  # the caller's mode is kept
     # the same run as outside torch.no_grad(), step for step
     assert result.history == train(tiny(steps=4, eval_every=2)).history
+
+
+# --- torch's default dtype changed -------------------------------------------------
+
+
+def test_a_changed_default_dtype_is_named_not_the_task():
+    # float64 by default: the model is built in it, the adding problem still
+    # generates float32; the error names the default, not a task to fix
+    previous = torch.tensor(0.0).dtype
+    torch.set_default_dtype(torch.float64)
+    try:
+        with pytest.raises(TypeError) as err:
+            train(tiny(steps=2))
+    finally:
+        torch.set_default_dtype(previous)
+    message = str(err.value)
+    assert "default dtype is torch.float64" in message
+    assert "torch.set_default_dtype(torch.float32)" in message
+    assert "x.float()" not in message

@@ -1243,6 +1243,16 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
             f"(inputs, targets, mask) tensors, got {type(batch).__name__}"
         )
     dtype = next(model.parameters()).dtype
+    default = torch.get_default_dtype()
+    if batch[0].dtype != dtype and dtype == default != torch.float32:
+        # torch.set_default_dtype changed what the model is built in, not
+        # what the task generates: the task is not the one to change
+        raise TypeError(
+            f"task {task.name!r} generates {batch[0].dtype} inputs, but torch's "
+            f"default dtype is {default} (torch.set_default_dtype), so rhn.train "
+            f"built the model in {default}; call torch.set_default_dtype("
+            f"{batch[0].dtype}) before training, or make the task return {default}"
+        )
     if batch[0].dtype != dtype:
         raise TypeError(
             f"task {task.name!r}: its generate returned inputs of dtype "
