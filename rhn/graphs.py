@@ -159,6 +159,13 @@ class GraphedStep:
         )  # fmt: skip
         self.x = x.detach().clone()  # the static input buffers
         self.y = y.detach().clone()
+        # the warm-up and the capture draw random numbers (dropout masks) that
+        # no real step uses: the generators go back to where they were, so the
+        # first replay draws what the first eager step would, and a run
+        # resumed from a checkpoint (which captures again) draws as the
+        # uninterrupted one
+        rng = torch.get_rng_state()
+        cuda_rng = torch.cuda.get_rng_state(x.device) if capture else None
         self._warm_up(max(0, int(warmup)))
         self.graph = None
         self.loss: torch.Tensor | None = None
@@ -167,6 +174,9 @@ class GraphedStep:
             self.graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self.graph):
                 self.loss = self._run()
+        torch.set_rng_state(rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state(cuda_rng, x.device)
 
     def _warm_up(self, steps: int) -> None:
         """Run ``steps`` eager steps (on a side stream on CUDA), then undo them."""

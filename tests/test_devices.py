@@ -43,7 +43,8 @@ def gpu(monkeypatch):
 
 def test_a_cuda_index_beyond_the_machine_is_refused_in_one_line(gpu, monkeypatch):
     # a one-GPU machine: cuda:0 is there, cuda:7 is named as missing at once
-    # (a sweep's grid is checked before its first run, not at its seventh)
+    # (resolve_device is what a sweep checks its grid's devices with, before
+    # its first run; tests/test_run_folder.py checks that order)
     from rhn.train.config import resolve_device
 
     gpu("NVIDIA H100 80GB HBM3")

@@ -164,3 +164,55 @@ def test_a_changed_default_dtype_is_named_not_the_task():
     assert "default dtype is torch.float64" in message
     assert "torch.set_default_dtype(torch.float32)" in message
     assert "x.float()" not in message
+
+
+# --- what is not an early stop (a sceptical review of the fix above) ---------------
+
+
+def test_a_run_that_ran_all_its_steps_trains_on_when_given_more(tmp_path, capsys):
+    # stop_loss holds at the last step, which ends the run anyway: given more
+    # steps, it trains on, and its rule stops it at its next evaluation
+    out = tmp_path / "run"
+    config = tiny(steps=2, eval_every=2, stop_loss=1e9, out=str(out))
+    assert train(config).metrics["steps"] == 2
+    more = train(dataclasses.replace(config, steps=8), resume=out)
+    assert "stopped early" not in capsys.readouterr().err
+    assert more.history["step"] == [1, 2, 3, 4] and more.metrics["steps"] == 4
+    again = train(dataclasses.replace(config, steps=8), resume=out)
+    assert "stopped early at step 4" in capsys.readouterr().err
+    assert again.history == more.history
+
+
+def test_a_run_its_callback_stopped_trains_on_when_resumed(tmp_path, capsys):
+    # the callback stops it at step 3, between evaluations; the evaluation
+    # the run then adds is not its stop rule's, so a resume trains on
+    out = tmp_path / "run"
+    config = tiny(steps=20, eval_every=4, stop_loss=1e9, out=str(out))
+    first = train(config, callback=lambda event: event["step"] == 3)
+    assert first.history["eval_step"] == [3]
+    resumed = train(config, resume=out)
+    assert "stopped early" not in capsys.readouterr().err
+    assert resumed.history["step"] == [1, 2, 3, 4]
+
+
+# --- a checkpoint of another device's optimizer --------------------------------------
+
+
+def test_a_checkpoint_of_a_cuda_graph_run_resumes_on_the_cpu(tmp_path):
+    # a run that replayed CUDA graphs saves Adam as capturable, its rate a
+    # tensor: on the CPU torch's capturable Adam refuses to step. Resumed, the
+    # optimizer computes as this run's own (not capturable) and trains
+    import rhn.train.run as run_mod
+
+    out = tmp_path / "run"
+    config = tiny(steps=6, eval_every=2, out=str(out))
+    train(config, callback=lambda event: event["step"] == 3)
+    state = run_mod.records.load_checkpoint(out)
+    group = state["optimizer"]["param_groups"][0]
+    group["capturable"], group["lr"] = True, torch.tensor(float(group["lr"]))
+    run = run_mod._Run(config)
+    run.restore(state)
+    assert run.optimizer.param_groups[0]["capturable"] is False
+    assert type(run.optimizer.param_groups[0]["lr"]) is float
+    run.train_step()  # torch's capturable Adam would refuse the CPU here
+    assert run.step == 4

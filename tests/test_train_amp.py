@@ -130,7 +130,8 @@ def test_a_resume_gives_the_learning_rate_back_in_the_runs_own_form(
     state = train_mod.load_checkpoint(out)
     saved = float(state["optimizer"]["param_groups"][0]["lr"])
     assert saved < config().lr  # the schedule moved it
-    # the checkpoint of a tensor run holds a tensor; of a float run a float
+    # each run is given a checkpoint of the other form, as one saved on
+    # another device holds: a float for the tensor run, a tensor for the other
     state["optimizer"]["param_groups"][0]["lr"] = (
         saved if tensor_lr else torch.tensor(saved)
     )
@@ -144,6 +145,25 @@ def test_a_resume_gives_the_learning_rate_back_in_the_runs_own_form(
         assert lr is own is run.lr_tensor and float(lr) == as_float32
     else:
         assert type(lr) is float and lr == as_float32
+
+
+def test_the_graphed_step_with_dropout_draws_as_the_eager_one(monkeypatch, tmp_path):
+    # the warm-up steps draw dropout masks no real step uses; the generator
+    # goes back after them, so the graphed stand-in draws the eager run's
+    # masks, and a resumed run (which warms up again) the uninterrupted one's
+    monkeypatch.setattr(train_mod.run._Run, "_check_cuda_graph", lambda self: None)
+    fields = {"task": "adding", "steps": 8, "eval_every": 4, "dropout": 0.3}
+    graphed = train_mod.train(config(cuda_graph=True, **fields))
+    eager = train_mod.train(config(**fields))
+    assert graphed.history == eager.history
+    out = tmp_path / "run"
+    stopped = config(cuda_graph=True, out=str(out), **fields)
+    train_mod.train(stopped, callback=lambda event: event["step"] == 3)
+    resumed = train_mod.train(stopped, resume=out)
+    # the same steps, losses and final score (the stop added an evaluation)
+    for key in ("step", "train_loss"):
+        assert resumed.history[key] == graphed.history[key]
+    assert resumed.history["test_loss"][-1] == graphed.history["test_loss"][-1]
 
 
 def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():

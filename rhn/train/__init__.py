@@ -17,8 +17,8 @@ The pieces, one file each, in the order a run uses them:
   the live loss, a guard that stops on a NaN or infinite loss, a
   ``diverged`` flag for a loss that explodes while finite, checkpoints (also
   written on Ctrl-C, SIGTERM or SIGHUP, see ``rhn/train/interrupts.py``)
-  that resume bit for bit on the CPU and on a GPU with its CUDA graphs (as
-  one H100 showed), and a callback hook for notebooks.
+  that resume bit for bit on the CPU (and did on one H100, with CUDA graphs
+  or dropout), and a callback hook for notebooks.
 - ``rhn/train/loggers.py``: :class:`Logger`, the hook that gets one row per
   step, and :class:`CSVLogger` (``TrainConfig.log_csv``, ``--log-csv``).
 - ``rhn/train/load.py``: :func:`load_model`, the trained model back from its

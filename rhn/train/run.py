@@ -140,7 +140,9 @@ def train(
             ``threads``; fields a checkpoint lacks count at their default);
             on the CPU the resumed run reproduces the uninterrupted one
             exactly. ``steps`` may be larger than the checkpoint's: the run
-            goes on at the schedule's final learning rate, and the record's
+            goes on at the schedule's final learning rate (a run whose
+            ``stop_loss`` or ``patience`` ended it is finished and trains
+            nothing), and the record's
             ``run.segments`` say which call trained which steps. A resume
             into another ``out`` (or none) is a branch: a run with an id of
             its own, whose ``run.json``, checkpoint and ``metrics.json``
@@ -387,8 +389,9 @@ def _already_done(
     run: _Run, state: dict[str, Any], out: Path | None, branch: bool
 ) -> TrainResult | None:
     """A resume in the run's own folder with nothing to train (the run is at
-    ``config.steps`` and its record is written): one line on stderr, the
-    recorded result, and no file touched. ``None`` otherwise."""
+    ``config.steps``, or its ``stop_loss`` or ``patience`` ended it, and its
+    record is written): one line on stderr, the recorded result, and no file
+    touched. ``None`` otherwise."""
     early = run.stopped_early()
     if branch or (run.step < run.config.steps and early is None):
         return None
@@ -397,9 +400,8 @@ def _already_done(
         return None
     if early is not None:
         said = (
-            f"stopped early at step {run.step} ({early}): nothing to train, its "
-            "files are left as they are; a resumed run would stop again at its "
-            "next evaluation"
+            f"stopped early at step {run.step} ({early}): its stop rule ended "
+            "it, so there is nothing to train; its files are left as they are"
         )
     else:
         said = (
@@ -538,6 +540,7 @@ class _Run:
             self.optimizer, _schedule(config, self.schedule_steps)
         )
         self.best: dict[str, Any] | None = None  # best held-out loss (patience)
+        self.stop_reason: str | None = None  # why stop_loss or patience ended it
         self._setup_precision()
         self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
         if config.cuda_graph:  # asked for: refused with the reason if it cannot
@@ -674,6 +677,12 @@ class _Run:
             lambda: self.batches.set_state(state["batch_generator"]),
         )
         part("random state", lambda: torch.set_rng_state(state["torch_rng"]))
+        cuda_rng = state.get("cuda_rng")  # a run on a GPU; None elsewhere
+        if cuda_rng is not None and self.device.type == "cuda":
+            part(
+                "GPU random state",
+                lambda: torch.cuda.set_rng_state(cuda_rng, self.device),
+            )
         history = state["history"]
         if not (
             isinstance(history, dict)
@@ -694,6 +703,8 @@ class _Run:
             self.history["valid_loss"] = list(self.history["test_loss"])
         self.step, self.seconds = step, seconds
         self.best = state.get("best")
+        reason = state.get("stop_reason")  # absent before it was recorded
+        self.stop_reason = reason if isinstance(reason, str) else None
         self.segments = list(state.get("segments") or [])
         if not self.segments:  # written before segments were recorded
             steps = int(state["config"]["steps"])
@@ -724,7 +735,22 @@ class _Run:
                         f"{tuple(moments[key].shape)}, the parameter "
                         f"{tuple(params[int(index)].shape)}"
                     )
+        # how this run's Adam computes (capturable for a CUDA graph, foreach,
+        # fused): this run's choice, not the one of the device it was saved on
+        own = [
+            {k: g[k] for k in ("capturable", "foreach", "fused") if k in g}
+            for g in self.optimizer.param_groups
+        ]
         self.optimizer.load_state_dict(saved)
+        for group, options in zip(self.optimizer.param_groups, own, strict=True):
+            group.update(options)
+            if options.get("capturable"):  # a captured step reads it there
+                for p in group["params"]:
+                    step = self.optimizer.state.get(p, {}).get("step")
+                    if isinstance(step, torch.Tensor):
+                        self.optimizer.state[p]["step"] = step.to(
+                            p.device, torch.float32
+                        )
         for group in self.optimizer.param_groups:
             rate = float(group["lr"])
             if self.lr_tensor is None:
@@ -861,20 +887,20 @@ class _Run:
         return scores
 
     def stopped_early(self) -> str | None:
-        """Why the run stopped before ``config.steps`` at its last evaluation
-        (``stop_loss`` or ``patience``), or ``None``. Read from the history,
-        so a resumed run knows it too: training on would only add one more
-        evaluation block and stop again."""
-        history = self.history
-        if self.step >= self.config.steps or not history["eval_step"]:
-            return None
-        if history["eval_step"][-1] != self.step:  # it went on after that
-            return None
-        loss = history["test_loss"][-1]
+        """Why the run's stop rule (``stop_loss`` or ``patience``) ended it
+        before ``config.steps``, or ``None``. Kept in the checkpoint, so a
+        resumed run knows it too: it is finished, and training on would add
+        evaluation blocks to a run its own rule had ended."""
+        return self.stop_reason
+
+    def _stop_rule(self, loss: float) -> str | None:
+        """Whether ``stop_loss`` or ``patience`` ends the run at this
+        evaluation (held-out ``loss``): why, in words, or ``None``."""
         if self.config.stop_loss is not None and loss < self.config.stop_loss:
             limit = self.config.stop_loss
             return f"its held-out loss {loss:.4g} fell below stop_loss={limit:g}"
         if self.out_of_patience():
+            assert self.best is not None
             return (
                 f"its held-out loss did not improve on step {self.best['step']}'s "
                 f"in patience={self.config.patience} evaluations"
@@ -948,10 +974,17 @@ class _Run:
             "scaler": self.scaler.state_dict(),
             "batch_generator": self.batches.get_state(),
             "torch_rng": torch.get_rng_state(),
+            # dropout masks on a GPU come from the device's generator
+            "cuda_rng": (
+                torch.cuda.get_rng_state(self.device)
+                if self.device.type == "cuda"
+                else None
+            ),
             "history": self.history,
             "step": self.step,
             "seconds": self.seconds,
             "best": self.best,
+            "stop_reason": self.stop_reason,
             "run_id": self.run_id,
             "parent": self.parent,
             "segments": self.segments,
@@ -1052,10 +1085,9 @@ class _Run:
             if self.step % config.eval_every == 0 or self.step == config.steps:
                 scores = self.evaluate()
                 event.update(scores)
-                stopped = (
-                    config.stop_loss is not None
-                    and scores["test_loss"] < config.stop_loss
-                ) or self.out_of_patience()
+                if self.step < config.steps:  # at the last step it just ends
+                    self.stop_reason = self._stop_rule(scores["test_loss"])
+                stopped = self.stop_reason is not None
             self.seconds = time.perf_counter() - start
             if self.loggers:
                 event.update(segment=len(self.segments) - 1, seconds=self.seconds)
