@@ -143,7 +143,11 @@ class ChapterNumbers(SphinxPostTransform):
             for text in texts:
                 n = len(text.astext())
                 if keep < n:
-                    text.parent.replace(text, nodes.Text(text.astext()[:keep]))
+                    # by position: a Text node is a string, and replace()
+                    # would find the first *equal* one (an earlier "\n" of
+                    # the paragraph, which then vanished: "the" + "gradient")
+                    at = next(i for i, c in enumerate(parent.children) if c is text)
+                    parent[at] = nodes.Text(text.astext()[:keep])
                 keep = max(0, keep - n)
             words[0] = said.group(0).rstrip() + "\u00a0"
         for (index, number, title), word in zip(run, words, strict=True):

@@ -381,6 +381,8 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
         "Chapters {ref}`ch-one` and {ref}`ch-two` agree.\n\n"
         "Both ({ref}`ch-one`, {ref}`ch-two`).\n\n"
         "Told in chapter\n{ref}`ch-one` across a line break.\n\n"
+        "Earlier breaks stay: the\ngradient, the\nstate, then chapter\n"
+        "{ref}`ch-two` last.\n\n"
         "Chapters {ref}`ch-one` and\n{ref}`ch-two` agree across one.\n\n"
         "Unchanged: {ref}`sec-two`, {ref}`the first <ch-one>`.\n\n"
         "{cite:t}`zilly2017` and {cite:p}`zilly2017`.\n\n"
@@ -403,6 +405,9 @@ def test_chapter_links_read_chapter_n_and_textual_citations_link_whole(tmp_path)
     assert "Both (chapters 1, 2)." in text
     # "chapter" at the end of a source line still joins the link, once
     assert "Told in chapter 1 across" in text
+    # the earlier line breaks of that paragraph stay spaces (they are Text
+    # nodes equal to the one the link takes "chapter" from)
+    assert "the\ngradient, the\nstate, then chapter 2 last." in text
     assert "chapter chapter" not in text.lower()
     assert "Unchanged: A section, the first." in text
     assert 'title="The first chapter"' in html

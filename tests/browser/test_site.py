@@ -261,6 +261,28 @@ def test_every_script_comes_from_the_site() -> None:
         assert "widget-loader.js" in html and "embed-amd" not in html, page
 
 
+def test_no_line_break_of_the_source_glues_two_words() -> None:
+    """A line break of a chapter's prose is a space on the page: the word
+    before it and the word after never meet ("the" + "gradient" once did,
+    when an extension replaced the wrong one of equal Text nodes)."""
+    glued = []
+    for notebook in sorted((SITE.parents[1] / "book").glob("*.ipynb")):
+        page = SITE / "book" / f"{notebook.stem}.html"
+        cells = json.loads(notebook.read_text())["cells"]
+        prose = "\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "markdown"
+        )
+        html = re.sub(r"<pre[^>]*>.*?</pre>", "", page.read_text(), flags=re.S)
+        text = re.sub(r"<[^>]+>", "", html)
+        for a, b in set(re.findall(r"([A-Za-z]{3,})\n([A-Za-z]{3,})", prose)):
+            if a + b in text and a + b not in prose:
+                glued.append((notebook.stem, a + b))
+        # a citation after a line break: "problem [Arjovsky et al., 2016]"
+        cited = re.findall(r"[a-z]\[[A-Z][a-z]+(?: et al\.| and|,)", text)
+        glued += [(notebook.stem, c) for c in cited]
+    assert not glued, glued
+
+
 def test_search_finds_gershgorin_in_every_spelling() -> None:
     """The index lists the same pages under Geršgorin, Gershgorin, Gersgorin."""
     text = (SITE / "searchindex.js").read_text(encoding="utf-8")
