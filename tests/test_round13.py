@@ -216,3 +216,11 @@ def test_a_checkpoint_of_a_cuda_graph_run_resumes_on_the_cpu(tmp_path):
     assert type(run.optimizer.param_groups[0]["lr"]) is float
     run.train_step()  # torch's capturable Adam would refuse the CPU here
     assert run.step == 4
+
+
+def test_train_inside_inference_mode_is_one_line():
+    with (
+        torch.inference_mode(),
+        pytest.raises(RuntimeError, match=r"inside torch\.inference_mode\(\)"),
+    ):
+        train(tiny(steps=2))

@@ -201,6 +201,11 @@ def train(
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     _checks.boolean("overwrite", overwrite)
+    if torch.is_inference_mode_enabled():  # torch.no_grad() is fine: it trains
+        raise RuntimeError(
+            "train() was called inside torch.inference_mode(), where no tensor "
+            "can be trained; call it outside that block"
+        )
     if overwrite and resume is not None:  # nothing a resume could replace is lost
         raise ValueError(
             f"overwrite: a resume continues a run and never replaces one, got "
