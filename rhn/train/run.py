@@ -397,7 +397,7 @@ def _already_done(
     ``config.steps``, or its ``stop_loss`` or ``patience`` ended it, and its
     record is written): one line on stderr, the recorded result, and no file
     touched. ``None`` otherwise."""
-    early = run.stopped_early()
+    early = run.stop_reason
     if branch or (run.step < run.config.steps and early is None):
         return None
     record = records.finished_here(out, state)
@@ -545,7 +545,10 @@ class _Run:
             self.optimizer, _schedule(config, self.schedule_steps)
         )
         self.best: dict[str, Any] | None = None  # best held-out loss (patience)
-        self.stop_reason: str | None = None  # why stop_loss or patience ended it
+        # why stop_loss or patience ended the run before config.steps, or None;
+        # kept in the checkpoint, so a resumed run knows it is finished (training
+        # on would add evaluation blocks to a run its own rule had ended)
+        self.stop_reason: str | None = None
         self._setup_precision()
         self.graphed: Any = None  # rhn.graphs.GraphedStep, made at the first step
         if config.cuda_graph:  # asked for: refused with the reason if it cannot
@@ -756,7 +759,6 @@ class _Run:
                         self.optimizer.state[p]["step"] = step.to(
                             p.device, torch.float32
                         )
-        for group in self.optimizer.param_groups:
             rate = float(group["lr"])
             if self.lr_tensor is None:
                 group["lr"] = rate
@@ -890,13 +892,6 @@ class _Run:
                 "model": weights,
             }
         return scores
-
-    def stopped_early(self) -> str | None:
-        """Why the run's stop rule (``stop_loss`` or ``patience``) ended it
-        before ``config.steps``, or ``None``. Kept in the checkpoint, so a
-        resumed run knows it too: it is finished, and training on would add
-        evaluation blocks to a run its own rule had ended."""
-        return self.stop_reason
 
     def _stop_rule(self, loss: float) -> str | None:
         """Whether ``stop_loss`` or ``patience`` ends the run at this
@@ -1074,7 +1069,7 @@ class _Run:
     ) -> None:
         """The loop proper: step, evaluate, report, checkpoint; stop when told."""
         config = self.config
-        stopped = self.stopped_early() is not None  # a resumed run that had stopped
+        stopped = self.stop_reason is not None  # a resumed run that had stopped
         start = time.perf_counter() - self.seconds
         while self.step < config.steps and not stopped and not signals:
             # where to go back to if this step fails before its update
