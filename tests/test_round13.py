@@ -4,7 +4,8 @@ path; a task that switches gradients off; torch's default dtype changed.
 A run stopped by ``stop_loss`` or ``patience`` before ``steps`` used to train
 one more evaluation block when resumed (its checkpoint did not say it had
 stopped) and stop again: a history one block longer than the run's, without
-a word. The stop is now read back from the history: a resume in the run's own
+a word. The stop is now the run's own record (``stop_reason`` in the
+checkpoint): a resume in the run's own
 folder trains nothing, leaves its files as they are and says why in one line;
 a resume into another folder (a branch) copies the run as it stopped.
 """

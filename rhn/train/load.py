@@ -10,7 +10,7 @@ from torch import nn
 
 from ..tasks import TASKS, Task
 from .config import TrainConfig, resolve_device
-from .model import make_model
+from .model import _MODEL_FIELDS, SequenceModel, build_sequence_model, make_model
 from .records import filled_config, load_checkpoint
 
 __all__ = ["load_model"]
@@ -21,29 +21,36 @@ def load_model(
     task: Task | str | None = None,
     *,
     device: str | torch.device = "cpu",
+    batch_first: bool = False,
 ) -> nn.Module:
     """The model a run trained, ready for inference (eval mode).
 
     Args:
         run_or_checkpoint: the run's folder (``TrainConfig.out``) or its
             ``checkpoint.pt``.
-        task: only for a task of your own, which a checkpoint stores by name:
-            the :class:`~rhn.tasks.Task` itself or its ``"module:function"``
-            spec (as given to ``--task``). Its data must be the run's (its
-            fingerprint is checked). A built-in task needs nothing.
+        task: not needed: a checkpoint keeps the sizes the model needs. Given
+            (the :class:`~rhn.tasks.Task` itself or, for a task of your own,
+            its ``"module:function"`` spec as given to ``--task``), it is
+            checked to be the run's task, with the run's data (its
+            fingerprint). An older checkpoint, without the sizes (no
+            ``"model_io"`` in it), needs an own task given.
         device: where to put the model (default the CPU; ``"auto"``, ``"cuda"``,
             ``"cuda:1"``, ``"mps"`` or a ``torch.device``, checked to be
             available as for :class:`~rhn.train.TrainConfig`).
+        batch_first: ``False`` (default): the model takes ``(T, B, I)``, time
+            first, as training fed it; ``True``: ``(B, T, I)``, as data given
+            to :func:`rhn.tensor_task` with ``batch_first=True`` are.
 
     Returns:
         The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
         it: with ``patience``, the weights of the best evaluation; else the
-        last. Inputs are ``(T, B, I)``; see the model's own docstring.
+        last. See the model's own docstring for its outputs.
 
     Raises:
         FileNotFoundError: no checkpoint there.
         ValueError: not a checkpoint of :func:`rhn.train.train`; an own task
-            without ``task``; a ``task`` of another name or other data.
+            of an old checkpoint without ``task``; a ``task`` of another name
+            or other data.
     """
     target = resolve_device(device)  # one line for "gpu" or a CUDA that is missing
     state = load_checkpoint(run_or_checkpoint, name="run_or_checkpoint")
@@ -62,6 +69,22 @@ def load_model(
                 f"task must be a Task, a module:function spec or one of "
                 f"{sorted(TASKS)}, got {task!r}"
             )
+    if not isinstance(batch_first, bool):
+        raise TypeError(
+            f"batch_first must be True or False, got {type(batch_first).__name__}"
+        )
+    io = state.get("model_io")
+    if task is None and name not in TASKS and isinstance(io, dict):
+        # an own task: the checkpoint's sizes are all the model needs
+        fields = filled_config(saved)
+        model = build_sequence_model(
+            {k: fields[k] for k in _MODEL_FIELDS},
+            io,
+            task_name=name,
+            device="cpu",
+            batch_first=batch_first,
+        )
+        return _with_weights(model, state, target)
     if task is None:
         if name not in TASKS:
             raise ValueError(
@@ -105,6 +128,15 @@ def load_model(
             f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
         )
     model = make_model(config, device="cpu")
+    model.batch_first = batch_first
+    return _with_weights(model, state, target)
+
+
+def _with_weights(
+    model: SequenceModel, state: dict, target: torch.device
+) -> SequenceModel:
+    """``model`` with the run's weights (its best, with ``patience``), on
+    ``target``, in eval mode."""
     best = state.get("best")
     weights = best["model"] if isinstance(best, dict) and "model" in best else None
     model.load_state_dict(weights if weights is not None else state["model"])

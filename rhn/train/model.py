@@ -30,41 +30,70 @@ class SequenceModel(nn.Module):
             classes for classification.
         readout: ``"last"`` (default) scores the output of the last time step
             only; ``"all"`` applies the head at every step.
+        batch_first: ``False`` (default): inputs ``(T, B, I)``, time first, as
+            training feeds them; ``True``: ``(B, T, I)``, and per-step outputs
+            ``(B, T, ...)``, as data kept sequence by sequence are.
 
     Inputs: x
-        - **x** of shape ``(T, B, I)``.
+        - **x** of shape ``(T, B, I)`` (``(B, T, I)`` with ``batch_first``).
 
     Outputs: y
         - ``readout="last"``: ``(B,)`` if ``out_features == 1``, else
           ``(B, out_features)``.
-        - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``.
+        - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``
+          (``(B, T)`` or ``(B, T, out_features)`` with ``batch_first``).
     """
 
-    def __init__(self, core: nn.Module, out_features: int, *, readout: str = "last"):
+    def __init__(
+        self,
+        core: nn.Module,
+        out_features: int,
+        *,
+        readout: str = "last",
+        batch_first: bool = False,
+    ):
         super().__init__()
         self.core = core
         self.out_features = _checks.positive_int("out_features", out_features)
         self.readout = _checks.choice("readout", readout, ["last", "all"])
+        if not isinstance(batch_first, bool):
+            raise TypeError(
+                f"batch_first must be True or False, got {type(batch_first).__name__}"
+            )
+        self.batch_first = batch_first
         self.head = nn.Linear(core.hidden_size, self.out_features)
         # Build the head with the core's dtype and device.
         ref = next(core.parameters())
         self.head.to(device=ref.device, dtype=ref.dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The prediction for the sequences ``x`` of shape ``(T, B, I)``.
+        """The prediction for the sequences ``x`` of shape ``(T, B, I)``
+        (``(B, T, I)`` with ``batch_first``).
 
         Returns ``(B,)`` or ``(B, out_features)`` with ``readout="last"``,
         ``(T, B)`` or ``(T, B, out_features)`` with ``readout="all"``
-        (``out_features == 1`` is squeezed).
+        (``out_features == 1`` is squeezed; ``(B, T, ...)`` with
+        ``batch_first``).
         """
+        if self.batch_first:
+            if x.dim() != 3:
+                raise ValueError(
+                    "x must be a 3-D tensor (B, T, I) (batch_first=True), got "
+                    f"shape {tuple(x.shape)}"
+                )
+            x = x.transpose(0, 1)
         output, _ = self.core(x)  # (T, B, H)
         if self.readout == "last":
             output = output[-1]  # (B, H)
         y = self.head(output)  # (..., out_features)
-        return y.squeeze(-1) if self.out_features == 1 else y
+        y = y.squeeze(-1) if self.out_features == 1 else y
+        if self.batch_first and self.readout == "all":
+            y = y.transpose(0, 1)
+        return y
 
     def extra_repr(self) -> str:
-        return f"readout={self.readout!r}"
+        first = ", batch_first=True" if self.batch_first else ""
+        return f"readout={self.readout!r}{first}"
 
 
 def make_model(
@@ -77,35 +106,79 @@ def make_model(
     (:func:`rhn.matched_hidden_size`); the head adds ``(H + 1) * outputs``.
     """
     task = get_task(config.task)
-    kwargs: dict[str, Any] = {"num_layers": config.num_layers}
-    if config.model == "rhn":
-        kwargs.update(depth=config.depth, transform_bias=config.transform_bias)
-    if config.model == "dtrnn":
-        kwargs.update(depth=config.depth)
-    if config.model == "lstm":
-        kwargs.update(forget_bias=config.forget_bias)
-    if config.model == "rhn" and config.dropout > 0:
-        rate = config.dropout
-        kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
-    H = config.hidden_size
-    if H is None:
-        smallest = count_parameters(
-            build_model(config.model, task.input_size, 1, device="meta", **kwargs)
-        )
-        if config.num_params < smallest:  # hidden size 1 is over the budget
-            raise ValueError(
-                f"num_params must be at least {smallest}, the core of the smallest "
-                f"{config.model} (hidden size 1) on task {task.name!r} "
-                f"({task.input_size} inputs), got {config.num_params}"
-            )
-        H = matched_hidden_size(
-            config.model, task.input_size, config.num_params, **kwargs
-        )
-    core = build_model(config.model, task.input_size, H, device=device, **kwargs)
-    model = SequenceModel(core, task.output_size, readout=task.readout)
+    model = build_sequence_model(
+        {k: getattr(config, k) for k in _MODEL_FIELDS},
+        model_io(task),
+        task_name=task.name,
+        device=device,
+    )
     if task.init_head is not None:
         task.init_head(model.head)
     return model
+
+
+# The fields of TrainConfig that shape the model, and the sizes of a task it
+# needs: together they rebuild a trained model without the task's data.
+_MODEL_FIELDS = (
+    "model",
+    "num_layers",
+    "depth",
+    "transform_bias",
+    "forget_bias",
+    "dropout",
+    "hidden_size",
+    "num_params",
+)
+
+
+def model_io(task: Task) -> dict[str, Any]:
+    """What a model needs of ``task``: its sizes and read-out (a checkpoint
+    keeps them, so that :func:`rhn.train.load_model` needs no own task)."""
+    return {
+        "input_size": task.input_size,
+        "output_size": task.output_size,
+        "readout": task.readout,
+    }
+
+
+def build_sequence_model(
+    fields: dict[str, Any],
+    io: dict[str, Any],
+    *,
+    task_name: str,
+    device: torch.device | str | None = None,
+    batch_first: bool = False,
+) -> SequenceModel:
+    """The untrained :class:`SequenceModel` of the config ``fields``
+    (:data:`_MODEL_FIELDS`) for a task of sizes ``io`` (:func:`model_io`)."""
+    kwargs: dict[str, Any] = {"num_layers": fields["num_layers"]}
+    kind = fields["model"]
+    if kind == "rhn":
+        kwargs.update(depth=fields["depth"], transform_bias=fields["transform_bias"])
+    if kind == "dtrnn":
+        kwargs.update(depth=fields["depth"])
+    if kind == "lstm":
+        kwargs.update(forget_bias=fields["forget_bias"])
+    if kind == "rhn" and fields["dropout"] > 0:
+        rate = fields["dropout"]
+        kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
+    inputs = io["input_size"]
+    H = fields["hidden_size"]
+    if H is None:
+        smallest = count_parameters(
+            build_model(kind, inputs, 1, device="meta", **kwargs)
+        )
+        if fields["num_params"] < smallest:  # hidden size 1 is over the budget
+            raise ValueError(
+                f"num_params must be at least {smallest}, the core of the smallest "
+                f"{kind} (hidden size 1) on task {task_name!r} "
+                f"({inputs} inputs), got {fields['num_params']}"
+            )
+        H = matched_hidden_size(kind, inputs, fields["num_params"], **kwargs)
+    core = build_model(kind, inputs, H, device=device, **kwargs)
+    return SequenceModel(
+        core, io["output_size"], readout=io["readout"], batch_first=batch_first
+    )
 
 
 def loss(

@@ -31,7 +31,7 @@ from . import records
 from .config import TrainConfig, generate, resolve_device
 from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
 from .loggers import CSVLogger, Logger
-from .model import check_memory, evaluate, make_model
+from .model import check_memory, evaluate, make_model, model_io
 from .model import loss as task_loss
 
 __all__ = [
@@ -968,6 +968,8 @@ class _Run:
         self.segments[-1]["to_step"] = self.step
         state = {
             "config": self.config.to_dict(),
+            # the task's sizes: load_model rebuilds the model without its data
+            "model_io": model_io(self.task),
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),

@@ -1,0 +1,113 @@
+"""A trained model back in one call: ``load_model(folder)`` needs no task of
+your own (the checkpoint keeps the sizes the model needs), and
+``batch_first=True`` gives a model that takes data laid out as
+``tensor_task(..., batch_first=True)`` took them."""
+
+import pytest
+import torch
+from tiny_runs import TINY
+
+from rhn.owntasks import tensor_task
+from rhn.train import SequenceModel, TrainConfig, load_model, train
+from rhn.train.records import load_checkpoint, save_checkpoint
+
+SMALL = {k: v for k, v in TINY.items() if k not in ("seq_len", "eval_samples")}
+
+
+def _own(task, out, **fields):
+    config = TrainConfig(task=task, out=str(out), **{**SMALL, "steps": 4, **fields})
+    return train(config).model
+
+
+def _per_step_task():
+    g = torch.Generator().manual_seed(0)
+    inputs = torch.randn(40, 7, 2, generator=g)  # (N, T, I): batch first
+    targets = inputs.sum(-1).cumsum(1)  # (N, T)
+    mask = torch.arange(7) >= 1
+    return inputs, tensor_task(
+        inputs, targets, mask=mask, batch_first=True, readout="all", name="running_sum"
+    )
+
+
+def test_an_own_task_loads_without_the_task(tmp_path):
+    inputs, task = _per_step_task()
+    trained = _own(task, tmp_path / "run", model="rhn", depth=2)
+    net = load_model(tmp_path / "run")
+    assert not net.training and not net.batch_first
+    x = inputs[:5].transpose(0, 1)  # (T, B, I)
+    with torch.no_grad():
+        expected = trained(x)
+        torch.testing.assert_close(net(x), expected, rtol=0, atol=0)
+        assert expected.shape == (7, 5)
+        # given, the task is still checked to be the run's, data and all
+        torch.testing.assert_close(load_model(tmp_path / "run", task)(x), expected)
+    other = tensor_task(
+        inputs,
+        -inputs.sum(-1),
+        mask=torch.arange(7) >= 1,
+        batch_first=True,
+        readout="all",
+        name="running_sum",
+    )
+    with pytest.raises(ValueError, match="other data"):
+        load_model(tmp_path / "run", other)
+
+
+def test_batch_first_takes_and_gives_sequences_first(tmp_path):
+    inputs, task = _per_step_task()
+    trained = _own(task, tmp_path / "run", model="gru")
+    net = load_model(tmp_path / "run", batch_first=True)
+    assert net.batch_first and "batch_first=True" in repr(net)
+    with torch.no_grad():
+        time_first = trained(inputs[:5].transpose(0, 1))  # (T, B)
+        torch.testing.assert_close(net(inputs[:5]), time_first.transpose(0, 1))
+    with pytest.raises(ValueError, match=r"x must be a 3-D tensor \(B, T, I\)"):
+        net(inputs[0])
+    with pytest.raises(TypeError, match="batch_first must be True or False, got str"):
+        load_model(tmp_path / "run", batch_first="yes")
+
+
+def test_a_classifier_of_sequences_loads_back_batch_first(tmp_path):
+    g = torch.Generator().manual_seed(1)
+    inputs = torch.randn(40, 6, 3, generator=g)
+    labels = (inputs[:, :, 0].sum(1) > 0).long()  # (N,): one class per sequence
+    task = tensor_task(inputs, labels, batch_first=True, name="sign")
+    trained = _own(task, tmp_path / "run", model="lstm")
+    net = load_model(tmp_path / "run", batch_first=True)
+    with torch.no_grad():
+        logits = net(inputs[:4])
+        assert logits.shape == (4, 2)  # read out at the last step: (B, C) either way
+        torch.testing.assert_close(logits, trained(inputs[:4].transpose(0, 1)))
+
+
+def test_a_built_in_task_loads_batch_first_too(tmp_path):
+    from rhn.tasks import get_task
+
+    out = tmp_path / "run"
+    result = train(TrainConfig.for_task("adding", out=str(out), **TINY))
+    x, _ = get_task("adding").generate(3, 6, seed=2)  # (T, B, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            load_model(out, batch_first=True)(x.transpose(0, 1)), result.model(x)
+        )
+
+
+def test_a_checkpoint_without_the_sizes_still_asks_for_its_own_task(tmp_path):
+    inputs, task = _per_step_task()
+    trained = _own(task, tmp_path / "run")
+    path = tmp_path / "run" / "checkpoint.pt"
+    state = load_checkpoint(path)
+    del state["model_io"]  # as checkpoints were written before they kept it
+    save_checkpoint(path, state)
+    with pytest.raises(ValueError, match="your own task 'running_sum'.*pass task="):
+        load_model(path)
+    x = inputs[:2].transpose(0, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(load_model(path, task)(x), trained(x))
+
+
+def test_sequence_model_refuses_a_batch_first_that_is_no_bool():
+    core = torch.nn.GRU(2, 3)
+    core.hidden_size = 3
+    with pytest.raises(TypeError, match="batch_first must be True or False, got int"):
+        SequenceModel(core, 1, batch_first=1)
