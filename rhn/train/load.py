@@ -39,7 +39,7 @@ def load_model(
             available as for :class:`~rhn.train.TrainConfig`).
         batch_first: ``False`` (default): the model takes ``(T, B, I)``, time
             first, as training fed it; ``True``: ``(B, T, I)``, as data given
-            to :func:`rhn.tensor_task` with ``batch_first=True`` are.
+            to :func:`rhn.owntasks.tensor_task` with ``batch_first=True`` are.
 
     Returns:
         The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
