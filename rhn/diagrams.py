@@ -25,6 +25,7 @@ stacking and :math:`D \times T` with a deep transition (Pascanu et al., 2013,
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -237,7 +238,17 @@ def stacking_vs_deep_transition(
 # --- the RHN cell (chapter 6) -----------------------------------------------
 
 
-def _box(ax: Any, x: float, y: float, w: float, h: float, text: str, **kw: Any) -> Any:
+def _box(
+    ax: Any,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    text: str,
+    *,
+    fontsize: float = 10,
+    **kw: Any,
+) -> Any:
     from matplotlib.patches import FancyBboxPatch
 
     patch = FancyBboxPatch(
@@ -249,20 +260,40 @@ def _box(ax: Any, x: float, y: float, w: float, h: float, text: str, **kw: Any) 
         **kw,
     )
     ax.add_patch(patch)
-    ax.text(x, y, text, ha="center", va="center", fontsize=10)
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize)
     return patch
 
 
-def _arrow(ax: Any, start: tuple, end: tuple, text: str = "", **kw: Any) -> Any:
+def _arrow(
+    ax: Any,
+    start: tuple,
+    end: tuple,
+    text: str = "",
+    *,
+    fontsize: float = 9,
+    beside: bool = False,
+    **kw: Any,
+) -> Any:
+    """An arrow from ``start`` to ``end``, its label ``text`` above its middle
+    (``beside``: to the right of it, for an arrow that points up)."""
     style = {"arrowstyle": "-|>", "lw": 1.2, "color": "0.2", **kw}
     arrow = ax.annotate("", xy=end, xytext=start, arrowprops=style)
     if text:
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
-        ax.text(mid[0], mid[1] + 0.12, text, ha="center", va="bottom", fontsize=9)
+        if beside:
+            ax.text(
+                mid[0] + 0.12, mid[1], text, ha="left", va="center", fontsize=fontsize
+            )
+        else:
+            ax.text(
+                mid[0], mid[1] + 0.12, text, ha="center", va="bottom", fontsize=fontsize
+            )
     return arrow
 
 
-def draw_rhn_cell(depth: int = 3, ax: Any = None, *, coupled: bool = True) -> Any:
+def draw_rhn_cell(
+    depth: int = 3, ax: Any = None, *, coupled: bool = True, vertical: bool = False
+) -> Any:
     r"""One RHN time step: ``D`` highway micro-layers between two states.
 
     Micro-layer :math:`k` (a box) reads the state :math:`s_{k-1}` and computes
@@ -277,6 +308,12 @@ def draw_rhn_cell(depth: int = 3, ax: Any = None, *, coupled: bool = True) -> An
         depth: recurrence depth ``D`` to draw (1 to 8).
         ax: the Axes to draw on; default ``None`` makes a new figure.
         coupled: label the carry path ``1 - t_k`` (default) or ``c_k``.
+        vertical: ``False`` (default): the micro-layers from left to right,
+            the carry path along the top; ``True``: from bottom to top, the
+            carry path on the right, in a figure narrow enough for a phone's
+            column with larger text. A figure made here (``ax=None``) carries
+            the vertical drawing for a phone (:func:`rhn.plots.use_style`
+            serves it to the book's phone readers).
 
     Returns:
         The Axes. Patches have the ``gid`` ``"micro-layer-k"`` (the boxes),
@@ -289,68 +326,128 @@ def draw_rhn_cell(depth: int = 3, ax: Any = None, *, coupled: bool = True) -> An
     if depth > 8:
         raise ValueError(f"depth must be at most 8 to fit the drawing, got {depth}")
     coupled = _checks.boolean("coupled", coupled)
+    vertical = _checks.boolean("vertical", vertical)
+    step = 2.1  # distance between micro-layers along the step
+    # u runs along the step, v across it towards the carry path; a box is
+    # `along` long and `across` wide, the state enters and leaves it `port`
+    # before and after its middle, and arrows stop just short of its `edge`
+    along, across = (1.0, 1.45) if vertical else (1.3, 0.75)
+    port = 0.3 if vertical else 0.45
+    v_carry = 2.3 if vertical else 1.1
+    v_input = -1.75 if vertical else -1.35
+    small, mid, big = (10.5, 11, 12) if vertical else (9, 10, 11)
+    edge = across / 2 + 0.025
+    u0 = 1.2
+    end = u0 + (depth - 1) * step + 1.9
     if ax is None:
-        _, ax = plt.subplots(figsize=(2.2 + 2.1 * depth, 3.4))
-    step = 2.1  # horizontal distance between micro-layers
-    y_box, y_carry, y_node = 0.0, 1.1, 1.1
-    x0 = 1.2
-    ax.text(0.0, y_carry, r"$s^{[t-1]}$", ha="center", va="center", fontsize=11)
-    prev = (0.35, y_carry)
+        if vertical:
+            size = (3.9, 0.62 * (end + 1.0) + 0.8)
+        else:
+            size = (2.2 + 2.1 * depth, 3.4)
+        fig, ax = plt.subplots(figsize=size)
+        if not vertical:
+            # the drawing a phone's column reads (rhn.plots.figure_png_for_phone)
+            fig.rhn_phone_drawing = functools.partial(
+                _phone_cell, depth=depth, coupled=coupled
+            )
+
+    def at(u: float, v: float) -> tuple[float, float]:
+        return (v, u) if vertical else (u, v)
+
+    def text(u: float, v: float, s: str, **kw: Any) -> None:
+        ax.text(*at(u, v), s, **kw)
+
+    text(0.0, v_carry, r"$s^{[t-1]}$", ha="center", va="center", fontsize=big)
+    prev = 0.35
     for k in range(depth):
-        xk = x0 + k * step
+        uk = u0 + k * step
+        w, h = (across, along) if vertical else (along, across)
         box = _box(
             ax,
-            xk,
-            y_box,
-            1.3,
-            0.75,
+            *at(uk, 0.0),
+            w,
+            h,
             rf"$h_{k},\ t_{k}$" + "\n" + rf"$R_{{{k}}},\ b_{{{k}}}$",
+            fontsize=mid,
             facecolor="#d6e6f5",
             edgecolor="#1f77b4",
         )
         box.set_gid(f"micro-layer-{k}")
-        node = Circle((xk + 0.75, y_node), 0.17, facecolor="white", edgecolor="0.2")
+        node = Circle(at(uk + 0.75, v_carry), 0.17, facecolor="white", edgecolor="0.2")
         node.set_gid(f"gate-{k}")
         ax.add_patch(node)
-        ax.text(xk + 0.75, y_node, r"$+$", ha="center", va="center", fontsize=10)
+        text(uk + 0.75, v_carry, r"$+$", ha="center", va="center", fontsize=mid)
         # the state enters the box from the carry line, and bypasses it on top
-        ax.plot([prev[0] + 0.05, xk - 0.45], [y_carry, y_carry], color="0.2", lw=1.2)
-        _arrow(ax, (xk - 0.45, y_carry), (xk - 0.45, y_box + 0.4))
+        line = [at(prev + 0.05, v_carry), at(uk - port, v_carry)]
+        ax.plot(*zip(*line, strict=True), color="0.2", lw=1.2)
+        _arrow(ax, at(uk - port, v_carry), at(uk - port, edge))
         carry_label = rf"$1 - t_{k}$" if coupled else rf"$c_{k}$"
-        carry = _arrow(ax, (xk - 0.45, y_carry), (xk + 0.57, y_node), carry_label)
+        carry = _arrow(
+            ax,
+            at(uk - port, v_carry),
+            at(uk + 0.57, v_carry),
+            carry_label,
+            fontsize=small,
+            beside=vertical,
+        )
         carry.set_gid(f"carry-{k}")
-        _arrow(ax, (xk + 0.45, y_box + 0.4), (xk + 0.68, y_node - 0.15))
-        ax.text(xk + 0.72, y_box + 0.5, rf"$t_{k} \odot h_{k}$", fontsize=9, ha="left")
-        ax.text(xk + 1.05, y_node + 0.22, rf"$s_{k}$", fontsize=10, ha="center")
-        prev = (xk + 0.92, y_carry)
-    end = x0 + (depth - 1) * step + 1.9
-    _arrow(ax, (prev[0], y_carry), (end - 0.35, y_carry))
-    ax.text(end, y_carry, r"$s^{[t]}$", ha="center", va="center", fontsize=11)
+        _arrow(ax, at(uk + port, edge), at(uk + 0.68, v_carry - 0.15))
+        label = rf"$t_{k} \odot h_{k}$"
+        if vertical:  # above the arrow from the box to the node
+            middle = (edge + v_carry) / 2 - 0.1
+            text(uk + 0.62, middle, label, fontsize=small, ha="center", va="bottom")
+            text(uk + 0.75, v_carry + 0.25, rf"$s_{k}$", fontsize=mid, va="center")
+        else:
+            text(uk + 0.72, 0.5, label, fontsize=small, ha="left")
+            text(uk + 1.05, v_carry + 0.22, rf"$s_{k}$", fontsize=mid, ha="center")
+        prev = uk + 0.92
+    _arrow(ax, at(prev, v_carry), at(end - 0.35, v_carry))
+    text(end, v_carry, r"$s^{[t]}$", ha="center", va="center", fontsize=big)
     # the input enters micro-layer 0 only
-    ax.text(x0, -1.35, r"$x^{[t]}$", ha="center", va="center", fontsize=11)
-    _arrow(ax, (x0, -1.15), (x0, y_box - 0.4))
-    ax.text(x0 + 0.1, -0.8, r"$W$", fontsize=9, ha="left")
-    # recurrence: the new state is the next step's incoming state
+    text(u0, v_input, r"$x^{[t]}$", ha="center", va="center", fontsize=big)
+    _arrow(ax, at(u0, v_input + (0.4 if vertical else 0.2)), at(u0, -edge))
+    if vertical:
+        w_at = (v_input + 0.4 - edge) / 2
+        text(u0 + 0.1, w_at, r"$W$", fontsize=small, ha="center", va="bottom")
+    else:
+        text(u0 + 0.1, -0.8, r"$W$", fontsize=small, ha="left")
+    # recurrence: the new state is the next step's incoming state, along a
+    # bracket right of the labels (vertical) or an arc over the top
+    loop = v_carry + (0.55 if vertical else 0.25)  # clear of the states' labels
     ax.annotate(
         "",
-        xy=(0.0, y_carry + 0.25),
-        xytext=(end, y_carry + 0.25),
+        xy=at(0.0, loop),
+        xytext=at(end, loop),
         arrowprops={
             "arrowstyle": "-|>",
             "ls": "--",
             "color": "0.5",
-            "connectionstyle": "arc3,rad=0.25",
+            "connectionstyle": (
+                f"bar,fraction={-1.0 / end:.4f}" if vertical else "arc3,rad=0.25"
+            ),
         },
     )
-    ax.text(
+    text(
         end / 2,
-        y_carry + 1.25,
+        v_carry + (1.7 if vertical else 1.25),
         "next time step",
         ha="center",
-        fontsize=9,
+        va="bottom" if vertical else "baseline",
+        rotation=-90 if vertical else 0,
+        fontsize=small,
         color="0.4",
     )
-    ax.set(xlim=(-0.5, end + 0.5), ylim=(-1.7, 2.6), aspect="equal")
+    if vertical:
+        limits = {"xlim": (v_input - 0.45, v_carry + 2.1), "ylim": (-0.5, end + 0.5)}
+        ax.set(**limits, aspect="equal")
+        ax.set_title(f"One RHN time step,\nrecurrence depth D = {depth}")
+    else:
+        ax.set(xlim=(-0.5, end + 0.5), ylim=(-1.7, 2.6), aspect="equal")
+        ax.set_title(f"One RHN time step, recurrence depth D = {depth}")
     ax.set_axis_off()
-    ax.set_title(f"One RHN time step, recurrence depth D = {depth}")
     return ax
+
+
+def _phone_cell(*, depth: int, coupled: bool) -> Any:
+    """The vertical drawing of :func:`draw_rhn_cell`, in a figure of its own."""
+    return draw_rhn_cell(depth, coupled=coupled, vertical=True).figure

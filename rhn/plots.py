@@ -660,11 +660,24 @@ def figure_png_for_phone(fig: Any) -> tuple[bytes, dict[str, Any]]:
 
     The display formatter :func:`use_style` installs: the PNG output carries
     the narrower drawing under :data:`NARROW_KEY` when the figure needs one.
+    A figure that brings its own phone drawing (a ``rhn_phone_drawing``
+    attribute: a function returning a narrow figure, as
+    :func:`rhn.diagrams.draw_rhn_cell` sets) gets that one, at 3x.
     """
     import base64
 
     png, meta = figure_png(fig)
-    narrow = narrow_png(fig)
+    own = getattr(fig, "rhn_phone_drawing", None)
+    if callable(own):
+        import matplotlib.pyplot as plt
+
+        phone = own()
+        try:
+            narrow = figure_png(phone, scale=3)
+        finally:
+            plt.close(phone)
+    else:
+        narrow = narrow_png(fig)
     if narrow is not None:
         data, narrow_meta = narrow
         meta = {

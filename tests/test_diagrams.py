@@ -121,3 +121,52 @@ def test_rhn_cell_rejects_bad_depth():
         diagrams.draw_rhn_cell(9)
     with pytest.raises(TypeError, match="depth"):
         diagrams.draw_rhn_cell(2.0)
+
+
+@pytest.mark.parametrize("depth", [1, 3, 8])
+@pytest.mark.parametrize("vertical", [False, True])
+def test_rhn_cell_labels_never_overlap(depth, vertical):
+    from rhn.plots import _colliding_texts
+
+    ax = diagrams.draw_rhn_cell(depth, vertical=vertical)
+    assert _colliding_texts(ax.figure) == []
+    plt.close(ax.figure)
+
+
+def test_rhn_cell_vertical_draws_the_same_parts_bottom_to_top():
+    ax = diagrams.draw_rhn_cell(3, vertical=True)
+    gids = [p.get_gid() for p in ax.patches]
+    assert sorted(g for g in gids if g and g.startswith("micro-layer-")) == [
+        f"micro-layer-{k}" for k in range(3)
+    ]
+    boxes = {p.get_gid(): p for p in ax.patches if p.get_gid()}
+    ys = [boxes[f"micro-layer-{k}"].get_y() for k in range(3)]
+    xs = {round(boxes[f"micro-layer-{k}"].get_x(), 9) for k in range(3)}
+    assert ys == sorted(ys) and len(xs) == 1  # one column, micro-layer 0 lowest
+    assert not hasattr(ax.figure, "rhn_phone_drawing")  # it is the phone's
+    plt.close(ax.figure)
+    with pytest.raises(TypeError, match="vertical"):
+        diagrams.draw_rhn_cell(3, vertical="yes")
+
+
+def test_rhn_cell_brings_its_phone_drawing_and_a_phone_reads_it():
+    """The chapter's figure (horizontal) carries the vertical drawing, which
+    the book serves to phones: its smallest text, subscripts aside, is at
+    least PHONE_TEXT_PX in a phone's column, where the laptop's drawing would
+    show its text at about 8 px (its subscripts at under 6)."""
+    import base64
+
+    from rhn import plots
+
+    plots.use_style()
+    ax = diagrams.draw_rhn_cell(3)
+    fig = ax.figure
+    png, meta = plots.figure_png_for_phone(fig)
+    narrow = meta[plots.NARROW_KEY]
+    phone = base64.b64decode(narrow["png"])
+    shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
+    assert plots.smallest_text_px(phone, shown) >= plots.PHONE_TEXT_PX
+    laptop_on_phone = plots.smallest_text_px(png, plots.PHONE_COLUMN_PX)
+    assert laptop_on_phone < 0.8 * plots.PHONE_TEXT_PX
+    assert len(plt.get_fignums()) == 1  # the phone's figure was closed
+    plt.close(fig)

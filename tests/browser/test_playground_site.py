@@ -7,7 +7,8 @@ trains: at the starting setting, after 600 steps, the RHN's loss is below
 0.01 and the RNN's above 0.14, as the chapter says. On a phone (390 x 844,
 scale 3) it trains in its Web Worker with no long task on the page while it
 plays, and the loss chart stays on screen, below the theme's sticky bar,
-while any slider moves. Run by ``make browser``.
+while any slider moves; scrolled on to the heatmap and the gates, the sticky
+head leaves with the sliders and covers neither. Run by ``make browser``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,31 @@ from .test_playground_harness import (  # noqa: E402
 from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
 
 PAGE = "book/13_playground.html"
+
+# Scrolls each of the heatmap and the gates to just below the theme's bar,
+# then to the middle of the screen, and lists where the playground's sticky
+# head overlaps one of them ([canvas, where, head bottom, canvas top])
+COVERED_JS = """async (selector) => {
+  const root = document.querySelector(selector + ' .rhn-playground-root');
+  const head = root.querySelector('.rhn-playground-head');
+  const bar = document.querySelector('.bd-header-article');
+  const barBottom = bar ? bar.getBoundingClientRect().bottom : 0;
+  const canvases = [...root.querySelectorAll('canvas')]
+    .filter((c) => !head.contains(c));
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  const found = [];
+  for (const c of canvases) {
+    for (const [where, y] of [['top', barBottom + 2], ['middle', innerHeight / 2]]) {
+      window.scrollBy(0, c.getBoundingClientRect().top - y);
+      await frame(); await frame();
+      const h = head.getBoundingClientRect(), r = c.getBoundingClientRect();
+      if (h.bottom > r.top + 1 && h.top < r.bottom - 1) {
+        found.push([c.getAttribute('aria-label'), where, h.bottom, r.top]);
+      }
+    }
+  }
+  return found;
+}"""
 MAX_BYTES = 1_000_000
 
 
@@ -136,6 +162,10 @@ def test_playground_on_a_phone(browser, base_url) -> None:  # noqa: ANN001
         # sliders moved while it plays
         facts = check_loss_in_view_while_sliding(page, w)
         page.screenshot(path=str(OUT / "playground-phone.png"))
+        # scrolled on to the heatmap and the gates, the sticky head has left
+        # with the sliders: it covers neither, wherever they are on screen
+        covered = page.evaluate(COVERED_JS, f".{PLAYGROUND_CLASS}")
+        assert not covered, covered
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / "playground-phone.json").write_text(
             json.dumps(

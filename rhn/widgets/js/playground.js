@@ -328,10 +328,14 @@ function render({ model, el }) {
 
   connect();
   restart();
-  // play, the status and the loss first, sticking to the top of the screen;
-  // the sliders right under them, the heatmap and the gates last
+  // play, the status and the loss first, sticking to the top of the screen
+  // while the sliders under them scroll past; the heatmap and the gates last,
+  // outside the part the head sticks in, so that it never covers them
   head.prepend(buttons, status);
-  root.append(head, controls, plots);
+  const top = document.createElement("div");
+  top.className = "rhn-playground-top";
+  top.append(head, controls);
+  root.append(top, plots);
   el.appendChild(root);
   // a slider that takes the focus scrolls to below the sticky part, not under
   // it; each canvas gets a backing store of the width it is shown at. Both
