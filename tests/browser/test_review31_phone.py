@@ -21,6 +21,8 @@ The third review (390 x 844 phone, 1366 x 900 laptop):
   hidden side, as the tables do.
 - A chapter's title on a phone is 24-30 px, above its sections' headings,
   and chapter 3's takes at most 3 lines.
+- The general index on a phone: one column, links at least 24 px tall, the
+  jump box's letters 44 px squares.
 
 (The figures' text on a phone, 10.5 px, is checked in ``test_phone.py``; the
 rho note of ``rhn.plots.plot_discs`` in ``tests/test_plots.py``.) Per check,
@@ -410,3 +412,35 @@ def test_without_javascript_the_light_theme_applies(
     assert plain["header"] not in ("rgba(0, 0, 0, 0)", "transparent"), plain
     assert plain["link"] != "rgb(0, 0, 0)", plain
     assert dark["theme"] == "dark", dark
+
+
+INDEX_TARGETS_JS = """() => {
+    const size = (a) => { const r = a.getBoundingClientRect();
+                          return [r.width, r.height]; };
+    const entries = [...document.querySelectorAll('table.genindextable li > a')]
+        .map(size);
+    const letters = [...document.querySelectorAll('.genindex-jumpbox a')].map(size);
+    const cells = [...document.querySelectorAll('table.genindextable td')]
+        .map((td) => td.getBoundingClientRect().width);
+    return {entries: entries.length, letters: letters.length,
+            lowest_entry: Math.min(...entries.map((s) => s[1])),
+            smallest_letter: Math.min(...letters.map((s) => Math.min(...s))),
+            narrowest_cell: Math.min(...cells),
+            page_width: document.documentElement.scrollWidth};
+}"""
+
+
+def test_general_index_has_tap_targets_on_a_phone(
+    browser: Browser, base_url: str
+) -> None:
+    """The general index on a phone: its entries in one column, each link at
+    least 24 px tall (WCAG 2.5.8), the jump box's letters 44 px squares, and
+    nothing wider than the screen."""
+    with _visit(browser, base_url, "genindex.html", "phone") as visit:
+        facts = visit.page.evaluate(INDEX_TARGETS_JS)
+    _report("genindex_phone", facts)
+    assert facts["entries"] > 100 and facts["letters"] > 10, facts
+    assert facts["lowest_entry"] >= 24, facts
+    assert facts["smallest_letter"] >= 44, facts
+    assert facts["narrowest_cell"] > 300, facts  # one column, not two of 33 %
+    assert facts["page_width"] <= 390, facts
