@@ -453,10 +453,11 @@ def _triton_suits(device: torch.device) -> bool:
 
 
 class DTRNNCell(MicroLayerParameters):
-    r"""One time step of a deep-transition RNN without gates (Pascanu et al., 2013).
+    r"""One time step of a deep-transition RNN without gates.
 
-    The gate-free counterpart of :class:`RHNCell`, the network the RHN paper's
-    optimisation study (Zilly et al., 2017, section 5.1) compares against. For
+    The deep transition of Pascanu et al., 2013 (*How to construct deep
+    recurrent neural networks*), and the gate-free counterpart of
+    :class:`RHNCell`, the network the RHN paper's optimisation study (Zilly et al., 2017, section 5.1) compares against. For
     micro-layer :math:`k = 0, \dots, D-1`, starting from the incoming state
     :math:`s_{-1} = s^{[t-1]}`:
 

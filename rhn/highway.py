@@ -1,4 +1,6 @@
-r"""The feed-forward highway layer (Srivastava et al., 2015), the RHN's ancestor.
+r"""The feed-forward highway layer, the RHN's ancestor.
+
+It is defined by Srivastava et al., 2015 (*Training very deep networks*).
 
 Its transform-gate bias is called ``transform_bias``, as in :class:`rhn.RHN`;
 the old keyword ``gate_bias`` still works and warns.
@@ -29,7 +31,9 @@ _UNSET = object()  # tells "not given" from any value a caller could pass
 
 
 class Highway(nn.Module):
-    r"""A feed-forward highway layer (Srivastava et al., 2015).
+    r"""A feed-forward highway layer.
+
+    As defined by Srivastava et al., 2015 (*Training very deep networks*):
 
     .. math::
         y = t \odot f(W_H x + b_H) + (1 - t) \odot x, \qquad

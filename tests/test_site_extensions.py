@@ -709,3 +709,32 @@ def test_punctuation_after_a_short_formula_stays_on_its_line(tmp_path):
     text = re.sub(r"<[^>]+>", "", html)
     assert "Use (code,\n\\(a = 1\\), \\(b = 2\\),\n\\(c = 3\\))?" in text
     assert "As \\(d\\), \\(e\\) and the\ngradient passes." in text
+
+
+def test_api_citations_find_author_year_pairs_and_tell_twins_apart():
+    api = pytest.importorskip("api_citations")
+    text = (
+        "variational (Gal and Ghahramani, 2016): reused; the paper (Zilly et al., "
+        "2017, section 5.1); Zilly et al. (2017) hold; (Gers et al., 2000; "
+        "Jozefowicz et al., 2015); Boulanger-Lewandowski et al., 2012; values "
+        "and weights, 2016; inputs and Outputs, 2016"
+    )
+    found = [m.group(0) for m in api.CITATION.finditer(text)]
+    assert found == [
+        "Gal and Ghahramani, 2016",
+        "Zilly et al., 2017",
+        "Zilly et al. (2017)",
+        "Gers et al., 2000",
+        "Jozefowicz et al., 2015",
+        "Boulanger-Lewandowski et al., 2012",
+    ]
+    entries = [
+        ("Srivastava et al., 2015a", "Highway Networks", "book/bibliography", "id4"),
+        ("Srivastava et al., 2015b", "Training Very Deep Networks", "b", "id5"),
+        ("Zilly et al., 2017", "Recurrent Highway Networks", "b", "id3"),
+    ]
+    assert api._choose("Zilly et al.", "2017", "", entries)[3] == "id3"
+    twin = "Srivastava et al., 2015 (*Training very deep networks*)"
+    assert api._choose("Srivastava et al.", "2015", twin, entries)[3] == "id5"
+    assert api._choose("Srivastava et al.", "2015", "no title", entries) is None
+    assert api._choose("Cho et al.", "2014", "", entries) is None

@@ -349,3 +349,28 @@ def test_figures_are_drawn_before_mathjax_runs(browser, base_url, page_path) -> 
         page.wait_for_function("() => window.rhnTimes.dom_content_loaded")
         times = page.evaluate("() => window.rhnTimes")
     assert times["drawn"] < times["dom_content_loaded"], times
+
+
+def test_api_page_citations_link_to_the_bibliography() -> None:
+    """The docstrings' plain-text citations ("(Zilly et al., 2017)") are links
+    on the API page, each to its own entry of the bibliography; the two
+    highway papers of 2015 are told apart by the title the docstring gives."""
+    from bs4 import BeautifulSoup
+
+    api = BeautifulSoup((SITE / "book/api.html").read_text(), "html.parser")
+    bib = BeautifulSoup((SITE / "book/bibliography.html").read_text(), "html.parser")
+    entries = {d["id"]: d.get_text(" ") for d in bib.select("div.citation")}
+    links = api.select("a.rhn-api-cite")
+    assert len(links) >= 15, len(links)
+    cited = {}
+    for a in links:
+        page, _, anchor = a["href"].partition("#")
+        assert page == "bibliography.html" and anchor in entries, a["href"]
+        cited.setdefault(a.get_text(), set()).add(anchor)
+    assert all(len(anchors) == 1 for anchors in cited.values()), cited
+    (zilly,) = cited["Zilly et al., 2017"]
+    assert "Recurrent highway networks" in entries[zilly]
+    (highway,) = cited["Srivastava et al., 2015"]
+    assert "Training very deep networks" in entries[highway]
+    (dtrnn,) = cited["Pascanu et al., 2013"]
+    assert "How to construct deep recurrent neural networks" in entries[dtrnn]

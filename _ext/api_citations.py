@@ -1,0 +1,120 @@
+"""Sphinx extension: the API page's citations link to the bibliography.
+
+The package's docstrings cite as plain text, "(Zilly et al., 2017)" or
+"Arjovsky et al. (2016)", which reads well in ``help()``; on the built API
+page (``book/api``) each such citation becomes a link to its entry in the
+bibliography, as ``{cite:p}`` makes them in the chapters. An author-year
+pair that fits two entries (Srivastava et al., 2015a and 2015b) is told
+apart by the title the docstring gives after it; a citation of two or more
+authors that fits no entry, or fits two without a title, is a build
+warning, so that a new docstring cannot cite past the bibliography.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+API_DOC = "book/api"
+_NAME = r"[A-ZÀ-ÖØ-Þ][\w\-']*"
+# "Zilly et al., 2017", "Gal and Ghahramani, 2016", "Zilly et al. (2017)"
+CITATION = re.compile(
+    rf"(?P<authors>{_NAME}(?: et al\.| and {_NAME}))"
+    rf"(?:, (?P<year>(?:19|20)\d\d)|(?P<open> \()(?P<pyear>(?:19|20)\d\d)\))"
+)
+# text in these is code, maths or a link already: left alone
+_SKIP = (
+    nodes.reference,
+    nodes.literal,
+    nodes.literal_block,
+    nodes.math,
+    nodes.math_block,
+    nodes.raw,
+    addnodes.desc_signature,
+)
+
+
+def _entries(app: Any) -> list[tuple[str, str, str, str]]:
+    """(label, title, docname, html id) of every entry of the bibliography."""
+    domain = app.env.get_domain("cite")
+    found = []
+    for citation in domain.citations:
+        label = str(citation.formatted_entry.label)
+        title = str(citation.entry.fields.get("title", ""))
+        found.append(
+            (label, title, citation.bibliography_key.docname, citation.citation_id)
+        )
+    return found
+
+
+def _choose(authors: str, year: str, after: str, entries: list) -> tuple | None:
+    """The entry ``authors, year`` cites, told apart by a title in ``after``."""
+    stem = re.compile(re.escape(f"{authors}, {year}") + "[a-z]?")
+    fits = [e for e in entries if stem.fullmatch(e[0])]
+    if len(fits) > 1:
+        plain = re.sub(r"[{}]", "", after).lower()
+        fits = [e for e in fits if re.sub(r"[{}]", "", e[1]).lower()[:24] in plain]
+    return fits[0] if len(fits) == 1 else None
+
+
+def link_citations(app: Any, doctree: nodes.document, docname: str) -> None:
+    if docname != API_DOC:
+        return
+    entries = _entries(app)
+    for text in list(doctree.findall(nodes.Text)):
+        if any(isinstance(a, _SKIP) for a in _ancestors(text)):
+            continue
+        source = str(text)
+        matches = list(CITATION.finditer(source))
+        if not matches:
+            continue
+        # what the paragraph says after the text node: a title in italics
+        parent = text.parent
+        context = parent.astext() if parent is not None else source
+        pieces: list[nodes.Node] = []
+        done = 0
+        for m in matches:
+            year = m["year"] or m["pyear"]
+            after = context[context.find(m.group(0)) :][:200]
+            entry = _choose(m["authors"], year, after, entries)
+            if entry is None:
+                logger.warning(
+                    "api: %r cites no single entry of the bibliography (add the "
+                    "work to references.bib and cite it in a chapter, or give "
+                    "its title after the year)",
+                    m.group(0),
+                    location=(docname, getattr(parent, "line", None)),
+                )
+                continue
+            label, title, bib_doc, anchor = entry
+            uri = app.builder.get_relative_uri(docname, bib_doc) + "#" + anchor
+            pieces.append(nodes.Text(source[done : m.start()]))
+            link = nodes.reference(
+                "", m.group(0), refuri=uri, reftitle=title, classes=["rhn-api-cite"]
+            )
+            pieces.append(link)
+            done = m.end()
+        if not pieces:
+            continue
+        pieces.append(nodes.Text(source[done:]))
+        parent.replace(
+            text, [p for p in pieces if not (isinstance(p, nodes.Text) and not str(p))]
+        )
+
+
+def _ancestors(node: nodes.Node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("doctree-resolved", link_citations)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
