@@ -24,9 +24,10 @@ logger = logging.getLogger(__name__)
 API_DOC = "book/api"
 _NAME = r"[A-ZÀ-ÖØ-Þ][\w\-']*"
 # "Zilly et al., 2017", "Gal and Ghahramani, 2016", "Zilly et al. (2017)"
+# (a docstring's line may break anywhere between the words)
 CITATION = re.compile(
-    rf"(?P<authors>{_NAME}(?: et al\.| and {_NAME}))"
-    rf"(?:, (?P<year>(?:19|20)\d\d)|(?P<open> \()(?P<pyear>(?:19|20)\d\d)\))"
+    rf"(?P<authors>{_NAME}(?:\s+et\s+al\.|\s+and\s+{_NAME}))"
+    rf"(?:,\s+(?P<year>(?:19|20)\d\d)|\s+\((?P<pyear>(?:19|20)\d\d)\))"
 )
 # text in these is code, maths or a link already: left alone
 _SKIP = (
@@ -82,7 +83,8 @@ def link_citations(app: Any, doctree: nodes.document, docname: str) -> None:
         for m in matches:
             year = m["year"] or m["pyear"]
             after = context[context.find(m.group(0)) :][:200]
-            entry = _choose(m["authors"], year, after, entries)
+            authors = " ".join(m["authors"].split())
+            entry = _choose(authors, year, after, entries)
             if entry is None:
                 logger.warning(
                     "api: %r cites no single entry of the bibliography (add the "

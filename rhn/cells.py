@@ -457,7 +457,8 @@ class DTRNNCell(MicroLayerParameters):
 
     The deep transition of Pascanu et al., 2013 (*How to construct deep
     recurrent neural networks*), and the gate-free counterpart of
-    :class:`RHNCell`, the network the RHN paper's optimisation study (Zilly et al., 2017, section 5.1) compares against. For
+    :class:`RHNCell`: the network the RHN paper's optimisation study (Zilly
+    et al., 2017, section 5.1) compares against. For
     micro-layer :math:`k = 0, \dots, D-1`, starting from the incoming state
     :math:`s_{-1} = s^{[t-1]}`:
 

@@ -54,6 +54,8 @@ __all__ = [
     "select",
     "summarize",
     "steps_to_reach",
+    "eval_curve",
+    "core_parameters",
     "uses_field",
 ]
 
@@ -607,6 +609,41 @@ def steps_to_reach(run: Mapping[str, Any], threshold: float) -> int | None:
         if loss < threshold:
             return int(step)
     return None
+
+
+def eval_curve(run: Any) -> tuple[list[int], list[float]]:
+    """A run's held-out loss at every evaluation: ``(steps, losses)``.
+
+    ``run`` is a record's run (``{"history": ...}``), a history itself, or
+    what :func:`rhn.train.train` returned. For a task with a validation
+    split the losses are the validation split's, whatever the record's age
+    (records written before the history kept ``valid_loss`` hold them as
+    ``test_loss``); for a task generated afresh, fresh sequences'.
+    """
+    history = getattr(run, "history", run)
+    if isinstance(history, Mapping) and "history" in history:
+        history = history["history"]
+    if not isinstance(history, Mapping) or "eval_step" not in history:
+        raise TypeError(
+            "run must be a record's run, a training history or a train() result, "
+            f"got {type(run).__name__}"
+        )
+    losses = history.get("valid_loss", history["test_loss"])
+    return [int(s) for s in history["eval_step"]], [float(v) for v in losses]
+
+
+def core_parameters(run: Mapping[str, Any]) -> int:
+    """The parameters of a recorded run's recurrent core, its head left out.
+
+    A record written before ``metrics["num_params_total"]`` existed counts
+    the head in ``num_params``; this subtracts it there (``(H + 1)`` per
+    output of the task's head), so that old and new records compare.
+    """
+    metrics = run["metrics"]
+    if "num_params_total" in metrics:
+        return int(metrics["num_params"])
+    outputs = get_task(run["config"]["task"]).output_size
+    return int(metrics["num_params"]) - outputs * (int(metrics["hidden_size"]) + 1)
 
 
 def _stats(values: list[float]) -> dict[str, float]:

@@ -224,3 +224,36 @@ def test_forget_bias_is_swept_for_the_lstm_only(tmp_path):
         {"model": "rnn"},
     ]
     assert record["call"]["grid"]["forget_bias"] == [None, 1.0]
+
+
+def test_eval_curve_and_core_parameters_read_old_and_new_records_alike(tmp_path):
+    """A shipped chorales record (older: the validation NLL under test_loss,
+    the head inside num_params) and a run of today (valid_loss in the
+    history, num_params the core's) give the same kind of numbers."""
+    import torch
+    from tiny_runs import TINY
+
+    from rhn.experiments import core_parameters, eval_curve, load_sweep
+    from rhn.owntasks import tensor_task
+    from rhn.train import TrainConfig, train
+
+    old = load_sweep("chorales_models.json")["runs"][0]
+    steps, losses = eval_curve(old)
+    assert steps == old["history"]["eval_step"] and losses == old["history"]["test_loss"]
+    head = 46 * (old["metrics"]["hidden_size"] + 1)  # 46 pitches, one bias each
+    assert core_parameters(old) == old["metrics"]["num_params"] - head
+    assert abs(core_parameters(old) - 40_000) < 0.02 * 40_000
+
+    g = torch.Generator().manual_seed(0)
+    xs = torch.randn(40, 6, 2, generator=g)
+    task = tensor_task(xs, xs.sum((1, 2)), batch_first=True, test_fraction=0.2)
+    fields = {k: v for k, v in TINY.items() if k not in ("seq_len", "eval_samples")}
+    result = train(TrainConfig(task=task, **fields))
+    new = {"history": result.history, "metrics": result.metrics}
+    steps, losses = eval_curve(result)
+    assert (steps, losses) == eval_curve(new) == eval_curve(result.history)
+    assert losses == result.history["valid_loss"] and len(steps) == 3
+    assert core_parameters(new) == result.metrics["num_params"]
+    assert result.metrics["num_params_total"] > core_parameters(new)
+    with pytest.raises(TypeError, match="run must be a record's run"):
+        eval_curve([1, 2])

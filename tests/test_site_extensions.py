@@ -717,7 +717,8 @@ def test_api_citations_find_author_year_pairs_and_tell_twins_apart():
         "variational (Gal and Ghahramani, 2016): reused; the paper (Zilly et al., "
         "2017, section 5.1); Zilly et al. (2017) hold; (Gers et al., 2000; "
         "Jozefowicz et al., 2015); Boulanger-Lewandowski et al., 2012; values "
-        "and weights, 2016; inputs and Outputs, 2016"
+        "and weights, 2016; inputs and Outputs, 2016; study (Zilly\n    et al., "
+        "2017, section 5.1)"
     )
     found = [m.group(0) for m in api.CITATION.finditer(text)]
     assert found == [
@@ -727,6 +728,7 @@ def test_api_citations_find_author_year_pairs_and_tell_twins_apart():
         "Gers et al., 2000",
         "Jozefowicz et al., 2015",
         "Boulanger-Lewandowski et al., 2012",
+        "Zilly\n    et al., 2017",
     ]
     entries = [
         ("Srivastava et al., 2015a", "Highway Networks", "book/bibliography", "id4"),

@@ -34,6 +34,7 @@ MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "GRU": ("gru", {}),
     "RHN D=3": ("rhn", {"depth": 3, "transform_bias": -4.0}),
 }
+SCHEDULE = "constant"  # the learning rate: short runs need no schedule
 
 
 def run(
@@ -67,7 +68,7 @@ def run(
                 steps=steps,
                 batch_size=32,
                 lr=lr,
-                lr_schedule="constant",
+                lr_schedule=SCHEDULE,
                 eval_every=eval_every,
                 eval_samples=500,
                 seed=seed,
@@ -98,6 +99,7 @@ def run(
             "steps": steps,
             "eval_every": eval_every,
             "lr": lr,
+            "lr_schedule": SCHEDULE,
             "num_params": budget,
             "batch_size": 32,
             "seeds": list(seeds),

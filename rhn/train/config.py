@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,8 @@ _READ_BY: dict[str, tuple[str, ...]] = {
 # the value of such a field that asks for nothing: what a model that does not
 # read it trains with
 _OFF: dict[str, Any] = {"forget_bias": None, "dropout": 0.0}
+# the package's defaults of the fields that shape an RHN alone
+_DEFAULT_OF: dict[str, Any] = {"depth": DEPTH, "transform_bias": TRANSFORM_BIAS}
 
 
 def reads_field(model: str, field: str) -> bool:
@@ -292,6 +295,7 @@ class TrainConfig:
         self.out = _path_or_none("out", self.out, "directory")
         self.dropout = _checks.probability("dropout", self.dropout)
         self._unread_fields(_FIELDS if given is None else given)
+        self._unread_shape(task, _FIELDS if given is None else given)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
         self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
         if (
@@ -332,6 +336,22 @@ class TrainConfig:
                 f"model={self.model!r}: {hint}; leave forget_bias out (None) or "
                 "use model='lstm'"
             )
+
+    def _unread_shape(self, task: Task, given: frozenset[str]) -> None:
+        """Warn of a ``depth`` or ``transform_bias`` given for a model that
+        does not read it, at a value other than the default (the task's, else
+        the package's): the run trains as if it were left out. Not an error,
+        since every recorded config holds both fields for every model."""
+        for name in ("depth", "transform_bias"):
+            value = getattr(self, name)
+            default = task.defaults.get(name, _DEFAULT_OF[name])
+            if name in given and value != default and not reads_field(self.model, name):
+                readers = " or ".join(repr(m) for m in _READ_BY[name])
+                warnings.warn(
+                    f"{name}={value} does nothing for model={self.model!r}: only "
+                    f"model={readers} reads {name}; the run trains as without it",
+                    stacklevel=4,
+                )
 
     def _task_defaults(self, task: Task, given: frozenset[str]) -> None:
         """Set the fields left out (not in ``given``) to ``task``'s defaults:

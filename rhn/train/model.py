@@ -76,10 +76,12 @@ class SequenceModel(nn.Module):
         ``batch_first``).
         """
         if self.batch_first:
-            if x.dim() != 3:
+            inputs = getattr(self.core, "input_size", None)
+            if x.dim() != 3 or (inputs is not None and x.shape[-1] != inputs):
+                size = "I" if inputs is None else inputs
                 raise ValueError(
-                    "x must be a 3-D tensor (B, T, I) (batch_first=True), got "
-                    f"shape {tuple(x.shape)}"
+                    f"x must be a 3-D tensor (B, T, {size}) (batch_first=True), "
+                    f"got shape {tuple(x.shape)}"
                 )
             x = x.transpose(0, 1)
         output, _ = self.core(x)  # (T, B, H)
