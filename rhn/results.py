@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _io
 
-__all__ = ["folder", "load", "names", "path", "settings"]
+__all__ = ["RECORDS", "folder", "load", "names", "path", "settings", "settings_table"]
 
 
 def folder() -> Path:
@@ -207,3 +207,66 @@ def settings(name: str) -> dict[str, list[Any]]:
 def _order(value: Any) -> tuple[int, Any]:
     """Sort numbers before strings, each among their own kind."""
     return (1, value) if isinstance(value, str) else (0, value)
+
+
+RECORDS: list[tuple[int, str, str]] = [
+    (9, "five models race", "race.json"),
+    (10, "RHN and DT-RNN by depth", "optstudy.json"),
+    (11, "five models, adding", "adding_models.json"),
+    (11, "RHN depths, adding", "adding_depth.json"),
+    (11, "depth 4, matched bias", "adding_depth4_matched.json"),
+    (11, "five models, order", "order_models.json"),
+    (12, "five models, chorales", "chorales_models.json"),
+    (12, "RHN depths, chorales", "chorales_depth.json"),
+    (12, "package defaults", "chorales_rhn_defaults.json"),
+    (12, "depth 4, matched bias", "chorales_rhn_matched.json"),
+    (14, "six models, memory", "sine_memory.json"),
+]
+"""The book's trained results: (chapter, what was trained, shipped record)."""
+
+
+def settings_table(chapter: int | None = None) -> Any:
+    """The settings behind the book's trained results, as a table.
+
+    One row per record of :data:`RECORDS` (those of ``chapter`` only, when
+    given): the sequence length ``T``, the parameter budget, the RHN's depth
+    ``D`` and transform-gate bias ``b_T``, the learning rate and the steps,
+    read from the records by :func:`settings`. An asterisk marks an RHN
+    setting other than the package's defaults (:mod:`rhn.defaults`).
+
+    Returns:
+        A :class:`rhn.tables.Table` (the last expression of a notebook cell
+        shows it).
+
+    Raises:
+        ValueError: ``chapter`` has no trained result.
+    """
+    from . import defaults
+    from .tables import table
+
+    chosen = [r for r in RECORDS if chapter is None or r[0] == chapter]
+    if not chosen:
+        known = sorted({r[0] for r in RECORDS})
+        raise ValueError(f"chapter must be one of {known} or None, got {chapter!r}")
+    default = {"depth": defaults.DEPTH, "transform_bias": defaults.TRANSFORM_BIAS}
+
+    def shown(values: list[Any], key: str | None = None, fmt: str = "{:g}") -> str:
+        off = key in default and any(v != default[key] for v in values)
+        return ", ".join(fmt.format(v) for v in values) + ("*" if off else "")
+
+    rows = []
+    for ch, what, name in chosen:
+        used = settings(name)
+        rows.append(
+            (
+                what if chapter is not None else f"{ch}: {what}",
+                shown(used["seq_len"]),
+                shown(used["num_params"], fmt="{:,}"),
+                shown(used["depth"], "depth"),
+                shown(used["transform_bias"], "transform_bias"),
+                shown(used["lr"]),
+                shown(used["steps"], fmt="{:,}"),
+            )
+        )
+    first = "result" if chapter is not None else "chapter: result"
+    return table(rows, [first, "T", "params", "D", "b_T", "lr", "steps"])

@@ -239,7 +239,8 @@ def test_eval_curve_and_core_parameters_read_old_and_new_records_alike(tmp_path)
 
     old = load_sweep("chorales_models.json")["runs"][0]
     steps, losses = eval_curve(old)
-    assert steps == old["history"]["eval_step"] and losses == old["history"]["test_loss"]
+    assert steps == old["history"]["eval_step"]
+    assert losses == old["history"]["test_loss"]
     head = 46 * (old["metrics"]["hidden_size"] + 1)  # 46 pitches, one bias each
     assert core_parameters(old) == old["metrics"]["num_params"] - head
     assert abs(core_parameters(old) - 40_000) < 0.02 * 40_000

@@ -160,3 +160,21 @@ def test_settings_of_the_shipped_records_match_their_runs():
     assert got["depth"] == sorted({c["depth"] for c in rhn_runs})
     assert got["transform_bias"] == sorted({c["transform_bias"] for c in rhn_runs})
     assert got["lr"] == sorted({r["config"]["lr"] for r in runs})
+
+
+def test_settings_table_rows_per_chapter_and_stars_off_default_settings():
+    """Each record of rhn.results.RECORDS exists; a chapter's table has its
+    records' rows; an asterisk marks exactly an RHN setting off the defaults."""
+    assert all(name in rhn.results.names() for _, _, name in rhn.results.RECORDS)
+    every = rhn.results.settings_table()
+    assert len(every.rows) == len(rhn.results.RECORDS)
+    race = rhn.results.settings_table(9)
+    assert race.header[0] == "result" and len(race.rows) == 1
+    (row,) = race.rows
+    assert list(row[3:5]) == ["3*", "-4*"]  # the race's RHN: D = 3, b_T = -4
+    defaults_row = next(
+        r for r in rhn.results.settings_table(12).rows if r[0] == "package defaults"
+    )
+    assert list(defaults_row[3:5]) == ["2", "-3"]  # the defaults: no asterisk
+    with pytest.raises(ValueError, match=r"chapter must be one of \[9, 10, 11"):
+        rhn.results.settings_table(3)
