@@ -79,3 +79,29 @@ def test_readme_loader_example_trains(tmp_path, monkeypatch):
     torch.testing.assert_close(
         task.generate(1, split="valid")[0], x[300:].transpose(0, 1)
     )
+
+
+def test_readme_states_the_training_defaults():
+    """The README's "What a first run on your own data gets" paragraph."""
+    import dataclasses
+
+    from rhn.train import TrainConfig
+
+    text = README.read_text()
+    assert "What a first run on your own data gets when you give nothing" in text
+    fields = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    stated = {
+        "model": "rhn",
+        "depth": 2,
+        "transform_bias": -3.0,
+        "lr": 5e-3,
+        "lr_schedule": "cosine",
+        "batch_size": 64,
+        "clip": 1.0,
+        "steps": 1000,
+        "eval_every": 100,
+        "threads": 1,
+    }
+    assert {k: fields[k] for k in stated} == stated
+    source = (README.parent / "rhn" / "train" / "run.py").read_text()
+    assert "torch.optim.Adam(" in source and "AdamW" not in source
