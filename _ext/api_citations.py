@@ -59,7 +59,7 @@ def _choose(authors: str, year: str, after: str, entries: list) -> tuple | None:
     stem = re.compile(re.escape(f"{authors}, {year}") + "[a-z]?")
     fits = [e for e in entries if stem.fullmatch(e[0])]
     if len(fits) > 1:
-        plain = re.sub(r"[{}]", "", after).lower()
+        plain = " ".join(re.sub(r"[{}]", "", after).lower().split())
         fits = [e for e in fits if re.sub(r"[{}]", "", e[1]).lower()[:24] in plain]
     return fits[0] if len(fits) == 1 else None
 

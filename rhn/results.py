@@ -222,7 +222,7 @@ RECORDS: list[tuple[int, str, str]] = [
     (12, "depth 4, matched bias", "chorales_rhn_matched.json"),
     (14, "six models, memory", "sine_memory.json"),
 ]
-"""The book's trained results: (chapter, what was trained, shipped record)."""
+"""Each trained result of the book as (chapter, what was trained, shipped record)."""
 
 
 def settings_table(chapter: int | None = None) -> Any:

@@ -736,7 +736,7 @@ def test_api_citations_find_author_year_pairs_and_tell_twins_apart():
         ("Zilly et al., 2017", "Recurrent Highway Networks", "b", "id3"),
     ]
     assert api._choose("Zilly et al.", "2017", "", entries)[3] == "id3"
-    twin = "Srivastava et al., 2015 (*Training very deep networks*)"
+    twin = "Srivastava et al., 2015 (*Training very deep\n    networks*)"
     assert api._choose("Srivastava et al.", "2015", twin, entries)[3] == "id5"
     assert api._choose("Srivastava et al.", "2015", "no title", entries) is None
     assert api._choose("Cho et al.", "2014", "", entries) is None
