@@ -33,10 +33,9 @@ CITATION = re.compile(
 _SKIP = (
     nodes.reference,
     nodes.literal,
-    nodes.literal_block,
+    nodes.FixedTextElement,  # literal, doctest and math blocks, raw text
     nodes.math,
-    nodes.math_block,
-    nodes.raw,
+    nodes.comment,
     addnodes.desc_signature,
 )
 
@@ -54,13 +53,19 @@ def _entries(app: Any) -> list[tuple[str, str, str, str]]:
     return found
 
 
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[{}]", "", text).lower().split())
+
+
 def _choose(authors: str, year: str, after: str, entries: list) -> tuple | None:
-    """The entry ``authors, year`` cites, told apart by a title in ``after``."""
+    """The entry ``authors, year`` cites; two that fit are told apart by the
+    title that ``after`` (the text right after the year) starts with, as in
+    ``2015 (*Title*)`` or ``2013, *Title*``."""
     stem = re.compile(re.escape(f"{authors}, {year}") + "[a-z]?")
     fits = [e for e in entries if stem.fullmatch(e[0])]
     if len(fits) > 1:
-        plain = " ".join(re.sub(r"[{}]", "", after).lower().split())
-        fits = [e for e in fits if re.sub(r"[{}]", "", e[1]).lower()[:24] in plain]
+        start = _words(after).lstrip(" ,(")
+        fits = [e for e in fits if start.startswith(_words(e[1])[:24])]
     return fits[0] if len(fits) == 1 else None
 
 
@@ -75,14 +80,16 @@ def link_citations(app: Any, doctree: nodes.document, docname: str) -> None:
         matches = list(CITATION.finditer(source))
         if not matches:
             continue
-        # what the paragraph says after the text node: a title in italics
+        # the paragraph's text from this node on: a title in italics after a
+        # citation is the next node's
         parent = text.parent
-        context = parent.astext() if parent is not None else source
+        at = sum(len(c.astext()) for c in parent.children[: parent.index(text)])
+        context = parent.astext()
         pieces: list[nodes.Node] = []
         done = 0
         for m in matches:
             year = m["year"] or m["pyear"]
-            after = context[context.find(m.group(0)) :][:200]
+            after = context[at + m.end() :][:120]
             authors = " ".join(m["authors"].split())
             entry = _choose(authors, year, after, entries)
             if entry is None:

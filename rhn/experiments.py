@@ -628,7 +628,13 @@ def eval_curve(run: Any) -> tuple[list[int], list[float]]:
             "run must be a record's run, a training history or a train() result, "
             f"got {type(run).__name__}"
         )
-    losses = history.get("valid_loss", history["test_loss"])
+    key = "valid_loss" if "valid_loss" in history else "test_loss"
+    if key not in history:
+        raise TypeError(
+            "run: its history has evaluation steps but no held-out losses "
+            f"(valid_loss or test_loss), keys {sorted(history)}"
+        )
+    losses = history[key]
     return [int(s) for s in history["eval_step"]], [float(v) for v in losses]
 
 
@@ -642,7 +648,13 @@ def core_parameters(run: Mapping[str, Any]) -> int:
     metrics = run["metrics"]
     if "num_params_total" in metrics:
         return int(metrics["num_params"])
-    outputs = get_task(run["config"]["task"]).output_size
+    try:
+        outputs = get_task(run["config"]["task"]).output_size
+    except ValueError as err:  # an own task, by name only
+        raise ValueError(
+            f"run: a record older than num_params_total of a task of your own "
+            f"({run['config']['task']!r}) does not say how large its head is"
+        ) from err
     return int(metrics["num_params"]) - outputs * (int(metrics["hidden_size"]) + 1)
 
 

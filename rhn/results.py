@@ -210,16 +210,20 @@ def _order(value: Any) -> tuple[int, Any]:
 
 
 RECORDS: list[tuple[int, str, str]] = [
+    (6, "RHN with and without dropout", "optstudy_dropout.json"),
     (9, "five models race", "race.json"),
-    (10, "RHN and DT-RNN by depth", "optstudy.json"),
+    (10, "RHN and DT-RNN by depth, T = 30", "optstudy.json"),
+    (10, "RHN and DT-RNN by depth, T = 10", "optstudy_t10.json"),
     (11, "five models, adding", "adding_models.json"),
     (11, "RHN depths, adding", "adding_depth.json"),
     (11, "depth 4, matched bias", "adding_depth4_matched.json"),
-    (11, "five models, order", "order_models.json"),
+    (11, "RHN depths, GRU, LSTMs, order", "order_models.json"),
     (12, "five models, chorales", "chorales_models.json"),
+    (12, "LSTM with forget bias +1", "chorales_lstm_forget1.json"),
     (12, "RHN depths, chorales", "chorales_depth.json"),
     (12, "package defaults", "chorales_rhn_defaults.json"),
     (12, "depth 4, matched bias", "chorales_rhn_matched.json"),
+    (12, "RHN with dropout", "chorales_dropout.json"),
     (14, "six models, memory", "sine_memory.json"),
 ]
 """Each trained result of the book as (chapter, what was trained, shipped record)."""

@@ -258,3 +258,11 @@ def test_eval_curve_and_core_parameters_read_old_and_new_records_alike(tmp_path)
     assert result.metrics["num_params_total"] > core_parameters(new)
     with pytest.raises(TypeError, match="run must be a record's run"):
         eval_curve([1, 2])
+
+
+def test_eval_curve_reads_a_history_of_validation_losses_only_and_names_a_bad_one():
+    from rhn.experiments import eval_curve
+
+    assert eval_curve({"eval_step": [5], "valid_loss": [0.5]}) == ([5], [0.5])
+    with pytest.raises(TypeError, match="no held-out losses"):
+        eval_curve({"eval_step": [5], "train_loss": [0.5]})

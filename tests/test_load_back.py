@@ -115,3 +115,36 @@ def test_sequence_model_refuses_a_batch_first_that_is_no_bool():
     core.hidden_size = 3
     with pytest.raises(TypeError, match="batch_first must be True or False, got int"):
         SequenceModel(core, 1, batch_first=1)
+
+
+@pytest.mark.parametrize(
+    "io",
+    [
+        {},
+        {"input_size": 2, "readout": "all"},
+        {"input_size": 0, "output_size": 1, "readout": "all"},
+        {"input_size": 2, "output_size": 1, "readout": "middle"},
+        [2, 1, "all"],
+    ],
+)
+def test_a_damaged_model_io_is_one_line_naming_the_file(tmp_path, io):
+    _, task = _per_step_task()
+    _own(task, tmp_path / "run")
+    path = tmp_path / "run" / "checkpoint.pt"
+    state = load_checkpoint(path)
+    state["model_io"] = io
+    save_checkpoint(path, state)
+    with pytest.raises(ValueError, match=r"checkpoint.pt' is damaged: its model_io"):
+        load_model(path)
+
+
+def test_sizes_that_do_not_fit_the_weights_are_one_line(tmp_path):
+    _, task = _per_step_task()
+    _own(task, tmp_path / "run")
+    path = tmp_path / "run" / "checkpoint.pt"
+    state = load_checkpoint(path)
+    state["model_io"]["input_size"] = 5  # the weights read 2 features
+    save_checkpoint(path, state)
+    with pytest.raises(ValueError, match="is damaged: its weights do not fit") as err:
+        load_model(path)
+    assert "\n" not in str(err.value)

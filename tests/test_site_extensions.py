@@ -736,7 +736,66 @@ def test_api_citations_find_author_year_pairs_and_tell_twins_apart():
         ("Zilly et al., 2017", "Recurrent Highway Networks", "b", "id3"),
     ]
     assert api._choose("Zilly et al.", "2017", "", entries)[3] == "id3"
-    twin = "Srivastava et al., 2015 (*Training very deep\n    networks*)"
+    twin = " (Training very deep\n    networks) define it"  # the text after the year
     assert api._choose("Srivastava et al.", "2015", twin, entries)[3] == "id5"
+    assert (
+        api._choose("Srivastava et al.", "2015", ", Highway networks", entries)[3]
+        == "id4"
+    )
     assert api._choose("Srivastava et al.", "2015", "no title", entries) is None
+    # a title further on is not the citation's
+    later = "). Highway networks carry the input."
+    assert api._choose("Srivastava et al.", "2015", later, entries) is None
     assert api._choose("Cho et al.", "2014", "", entries) is None
+
+
+def test_api_citations_link_each_citation_to_its_own_entry_in_a_doctree():
+    """On a parsed docstring: two citations of one author-year pair in one
+    paragraph each link to the paper whose title follows it; one without a
+    title is left as text, with a warning; code and doctest blocks are left
+    alone."""
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    api = pytest.importorskip("api_citations")
+    source = (
+        "Srivastava et al., 2015 (*Training very deep networks*) train deep\n"
+        "nets, and Srivastava et al., 2015 (*Highway networks*) define the\n"
+        "layer; Srivastava et al., 2015. Highway networks carry their input.\n"
+        "``Zilly et al., 2017`` in code.\n\n"
+        ">>> f()  # Zilly et al., 2017\n"
+    )
+    doctree = publish_doctree(source, settings_overrides={"report_level": 5})
+
+    def citation(label, title, anchor):
+        return SimpleNamespace(
+            formatted_entry=SimpleNamespace(label=label),
+            entry=SimpleNamespace(fields={"title": title}),
+            bibliography_key=SimpleNamespace(docname="book/bibliography"),
+            citation_id=anchor,
+        )
+
+    cited = [
+        citation("Srivastava et al., 2015a", "Highway Networks", "id4"),
+        citation("Srivastava et al., 2015b", "Training Very Deep Networks", "id5"),
+        citation("Zilly et al., 2017", "Recurrent Highway Networks", "id3"),
+    ]
+    app = SimpleNamespace(
+        env=SimpleNamespace(get_domain=lambda name: SimpleNamespace(citations=cited)),
+        builder=SimpleNamespace(get_relative_uri=lambda a, b: "bibliography.html"),
+    )
+    warned = []
+    original = api.logger.warning
+    api.logger.warning = lambda *args, **kw: warned.append(args[1])
+    try:
+        api.link_citations(app, doctree, "book/api")
+    finally:
+        api.logger.warning = original
+    links = [(r.astext(), r["refuri"]) for r in doctree.findall(nodes.reference)]
+    assert links == [
+        ("Srivastava et al., 2015", "bibliography.html#id5"),
+        ("Srivastava et al., 2015", "bibliography.html#id4"),
+    ]
+    assert warned == ["Srivastava et al., 2015"]  # the third: no title after it

@@ -37,3 +37,25 @@ def test_defaults_and_recorded_configs_do_not_warn():
         fields = {f.name for f in dataclasses.fields(TrainConfig)}
         saved = filled_config(chorales.to_dict())
         TrainConfig(**{k: v for k, v in saved.items() if k in fields})
+
+
+def test_the_warning_points_at_the_callers_line():
+    with pytest.warns(UserWarning, match="depth=3 does nothing") as caught:
+        TrainConfig(model="gru", depth=3, progress=False)
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="depth=3 does nothing") as caught:
+        TrainConfig.for_task("adding", model="gru", depth=3, progress=False)
+    assert caught[0].filename == __file__
+
+
+def test_a_sweep_grid_over_models_or_tasks_does_not_warn(tmp_path):
+    """A sweep makes each run's config with dataclasses.replace (every field
+    passed): the RHN's depth, given for the sweep, is not the GRU's mistake."""
+    from rhn import experiments
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        base = TrainConfig.for_task("copy", model="gru", progress=False)
+        experiments._config(base, {"task": "temporal_order"}, 0)
+        rhn4 = TrainConfig(model="rhn", depth=4, progress=False)
+        dataclasses.replace(rhn4, model="gru")

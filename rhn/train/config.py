@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import types
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -342,6 +343,10 @@ class TrainConfig:
         does not read it, at a value other than the default (the task's, else
         the package's): the run trains as if it were left out. Not an error,
         since every recorded config holds both fields for every model."""
+        if given >= _INIT_FIELDS:
+            # every field given: dataclasses.replace (a sweep's grid), a
+            # resume or a reload, which pass the recorded values back
+            return
         for name in ("depth", "transform_bias"):
             value = getattr(self, name)
             default = task.defaults.get(name, _DEFAULT_OF[name])
@@ -350,7 +355,7 @@ class TrainConfig:
                 warnings.warn(
                     f"{name}={value} does nothing for model={self.model!r}: only "
                     f"model={readers} reads {name}; the run trains as without it",
-                    stacklevel=4,
+                    stacklevel=_outside_the_package(),
                 )
 
     def _task_defaults(self, task: Task, given: frozenset[str]) -> None:
@@ -411,6 +416,26 @@ class TrainConfig:
 _FIELDS = frozenset(f.name for f in dataclasses.fields(TrainConfig))
 _dataclass_init = TrainConfig.__init__
 _ORDER = [f.name for f in dataclasses.fields(TrainConfig) if f.init]
+_INIT_FIELDS = frozenset(_ORDER)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside_the_package() -> int:
+    """The ``stacklevel`` that points a warning given in this module at the
+    first caller outside the ``rhn`` package (the user's line)."""
+    import sys
+
+    def inside(code: types.CodeType) -> bool:
+        # the dataclass's generated __init__ counts as the package's
+        generated = code.co_filename == "<string>" and code.co_name == "__init__"
+        return generated or os.path.abspath(code.co_filename).startswith(
+            _PACKAGE + os.sep
+        )
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and inside(frame.f_code):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @functools.wraps(_dataclass_init)

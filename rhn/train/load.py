@@ -74,8 +74,9 @@ def load_model(
             f"batch_first must be True or False, got {type(batch_first).__name__}"
         )
     io = state.get("model_io")
-    if task is None and name not in TASKS and isinstance(io, dict):
+    if task is None and (name not in TASKS or recorded_data) and io is not None:
         # an own task: the checkpoint's sizes are all the model needs
+        _check_io(io, run_or_checkpoint)
         fields = filled_config(saved)
         model = build_sequence_model(
             {k: fields[k] for k in _MODEL_FIELDS},
@@ -84,7 +85,7 @@ def load_model(
             device="cpu",
             batch_first=batch_first,
         )
-        return _with_weights(model, state, target)
+        return _with_weights(model, state, target, run_or_checkpoint)
     if task is None:
         if name not in TASKS:
             raise ValueError(
@@ -129,15 +130,43 @@ def load_model(
         )
     model = make_model(config, device="cpu")
     model.batch_first = batch_first
-    return _with_weights(model, state, target)
+    return _with_weights(model, state, target, run_or_checkpoint)
+
+
+def _check_io(io: object, where: str | Path) -> None:
+    """A checkpoint's ``model_io`` as :func:`rhn.train.model.model_io` writes it,
+    or a ValueError naming the file."""
+    sizes_ok = isinstance(io, dict) and set(io) == {
+        "input_size",
+        "output_size",
+        "readout",
+    }
+    if sizes_ok:
+        sizes_ok = all(
+            type(io[k]) is int and io[k] >= 1 for k in ("input_size", "output_size")
+        ) and io["readout"] in ("last", "all")
+    if not sizes_ok:
+        raise ValueError(
+            f"run_or_checkpoint: {str(where)!r} is damaged: its model_io must be "
+            "{'input_size': int, 'output_size': int, 'readout': 'last' or 'all'}, "
+            f"got {io!r}"
+        )
 
 
 def _with_weights(
-    model: SequenceModel, state: dict, target: torch.device
+    model: SequenceModel, state: dict, target: torch.device, where: str | Path = ""
 ) -> SequenceModel:
     """``model`` with the run's weights (its best, with ``patience``), on
     ``target``, in eval mode."""
     best = state.get("best")
     weights = best["model"] if isinstance(best, dict) and "model" in best else None
-    model.load_state_dict(weights if weights is not None else state["model"])
+    try:
+        model.load_state_dict(weights if weights is not None else state["model"])
+    except RuntimeError as err:  # sizes or names that do not fit the config
+        first = str(err).strip().splitlines()
+        detail = first[1].strip() if len(first) > 1 else first[0]
+        raise ValueError(
+            f"run_or_checkpoint: {str(where)!r} is damaged: its weights do not fit "
+            f"the model its config and sizes describe ({detail})"
+        ) from None
     return model.to(target).eval()
