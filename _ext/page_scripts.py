@@ -130,6 +130,26 @@ def skip_to_article(html: str) -> str:
     )
 
 
+# a reader without JavaScript sees the formulas as their TeX source: said
+# once, at the top of the article, on a page that has formulas
+MATH_NOTE = (
+    '<noscript><p class="rhn-noscript-math">The formulas on this page are '
+    "typeset by JavaScript, which is off in this browser: they show as their "
+    "TeX source.</p></noscript>"
+)
+
+
+def note_math_without_script(html: str) -> str:
+    """``html`` with :data:`MATH_NOTE` first in its article, if it has maths."""
+    article = '<article class="bd-article" id="rhn-article" tabindex="-1">'
+    if MATH_NOTE in html or article not in html:
+        return html
+    body = html[html.index(article) :]
+    if not has_math(body):
+        return html
+    return html.replace(article, article + "\n" + MATH_NOTE, 1)
+
+
 def one_viewport(html: str) -> str:
     """``html`` with its first ``<meta name="viewport">`` tag only."""
     tags = iter(range(1 << 30))
@@ -191,8 +211,10 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
-        lighter = skip_to_article(
-            hide_script_buttons(light_without_script(one_viewport(html)))
+        lighter = note_math_without_script(
+            skip_to_article(
+                hide_script_buttons(light_without_script(one_viewport(html)))
+            )
         )
         if ICONS_CSS in html:
             lighter = _FA_TAG.sub("", lighter)

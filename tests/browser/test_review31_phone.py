@@ -444,3 +444,28 @@ def test_general_index_has_tap_targets_on_a_phone(
     assert facts["smallest_letter"] >= 44, facts
     assert facts["narrowest_cell"] > 300, facts  # one column, not two of 33 %
     assert facts["page_width"] <= 390, facts
+
+
+NOTE_JS = """() => { const n = document.querySelector('.rhn-noscript-math');
+    return n ? {text: n.textContent, height: n.getBoundingClientRect().height}
+             : null; }"""
+
+
+def test_without_javascript_a_page_says_its_formulas_show_as_tex(
+    browser: Browser, base_url: str
+) -> None:
+    """Without JavaScript the formulas stay TeX source: a page with formulas
+    says so at the top of its article; with JavaScript the note is not shown,
+    and a page without formulas has none."""
+    with Visit(
+        browser, base_url, "book/03_bptt.html", java_script_enabled=False
+    ) as visit:
+        off = visit.page.evaluate(NOTE_JS)
+    with Visit(browser, base_url, "book/03_bptt.html") as visit:
+        on = visit.page.locator(".rhn-noscript-math").count()
+    html = (SITE / "book/bibliography.html").read_text()
+    _report("math_note_without_javascript", {"no_js": off, "js_elements": on})
+    assert off is not None and off["height"] > 10, off
+    assert "TeX source" in off["text"], off
+    assert on == 0  # inside <noscript>: not in the page's DOM with JavaScript
+    assert "rhn-noscript-math" not in html
