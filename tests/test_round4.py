@@ -178,8 +178,9 @@ def test_an_own_task_named_like_a_built_in_one_is_never_taken_for_it(tmp_path):
     train(tiny(task=fake, out=str(out)))
     with pytest.raises(ValueError, match="your own task named 'adding'"):
         train(tiny(out=str(out), steps=5), resume=out)  # the built-in data
-    with pytest.raises(ValueError, match="your own task named 'adding'"):
-        load_model(out)
+    # the checkpoint's sizes rebuild the model without the task (its data
+    # fingerprint says it is not the built-in one); given, it is checked
+    assert load_model(out) is not None
     assert load_model(out, fake) is not None
     built = tmp_path / "built"
     train(tiny(out=str(built)))
