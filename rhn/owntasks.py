@@ -534,6 +534,7 @@ def tensor_task(
         defaults=defaults,
         held_out=("valid", "test" if has_test else None),
         fingerprint=fingerprint,
+        batch_first=batch_first,
     )
 
 

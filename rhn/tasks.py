@@ -442,6 +442,10 @@ class Task:
             returns (the copy task adds its symbols and their recall). The
             training loop refuses a batch of another length; a task with
             ``held_out`` splits (whole pieces of any length) is not checked.
+        batch_first: the layout the task's data were given in
+            (:func:`rhn.owntasks.tensor_task`'s ``batch_first``): a model
+            loaded back by :func:`rhn.train.load_model` takes inputs laid out
+            so. Batches are generated time-first either way.
     """
 
     name: str
@@ -456,6 +460,7 @@ class Task:
     init_head: Callable[[torch.nn.Linear], None] | None = None
     fingerprint: str | None = None
     length: Callable[[int], int] | None = None
+    batch_first: bool = False
 
     def __post_init__(self) -> None:
         # A task of the user's own is checked here, not deep inside a run.
@@ -483,6 +488,10 @@ class Task:
         if self.length is not None and not callable(self.length):
             raise TypeError(
                 f"Task.length must be callable or None, got {self.length!r}"
+            )
+        if not isinstance(self.batch_first, bool):
+            raise TypeError(
+                f"Task.batch_first must be True or False, got {self.batch_first!r}"
             )
         if self.init_head is not None and not callable(self.init_head):
             raise TypeError(

@@ -1,7 +1,9 @@
 """A trained model back in one call: ``load_model(folder)`` needs no task of
-your own (the checkpoint keeps the sizes the model needs), and
-``batch_first=True`` gives a model that takes data laid out as
-``tensor_task(..., batch_first=True)`` took them."""
+your own (the checkpoint keeps the sizes the model needs and the layout the
+task's data were given in), and the model takes data laid out as
+``tensor_task(..., batch_first=...)`` took them; ``batch_first=`` chooses."""
+
+import dataclasses
 
 import pytest
 import torch
@@ -32,15 +34,20 @@ def _per_step_task():
 def test_an_own_task_loads_without_the_task(tmp_path):
     inputs, task = _per_step_task()
     trained = _own(task, tmp_path / "run", model="rhn", depth=2)
+    # the task took its data batch first: so does the model loaded back
     net = load_model(tmp_path / "run")
-    assert not net.training and not net.batch_first
-    x = inputs[:5].transpose(0, 1)  # (T, B, I)
+    assert not net.training and net.batch_first
+    x = inputs[:5].transpose(0, 1)  # (T, B, I), as training feeds the model
     with torch.no_grad():
-        expected = trained(x)
-        torch.testing.assert_close(net(x), expected, rtol=0, atol=0)
+        expected = trained(x)  # (T, B)
         assert expected.shape == (7, 5)
+        torch.testing.assert_close(net(inputs[:5]), expected.T, rtol=0, atol=0)
         # given, the task is still checked to be the run's, data and all
-        torch.testing.assert_close(load_model(tmp_path / "run", task)(x), expected)
+        given = load_model(tmp_path / "run", task)
+        torch.testing.assert_close(given(inputs[:5]), expected.T)
+        # batch_first=False asks for the training layout
+        time_first = load_model(tmp_path / "run", batch_first=False)
+        torch.testing.assert_close(time_first(x), expected)
     other = tensor_task(
         inputs,
         -inputs.sum(-1),
@@ -67,7 +74,7 @@ def test_batch_first_takes_and_gives_sequences_first(tmp_path):
     wrong = torch.zeros(4, 7, 3)
     with pytest.raises(ValueError, match=r"\(B, T, 2\) .*got shape \(4, 7, 3\)"):
         net(wrong)
-    with pytest.raises(TypeError, match="batch_first must be True or False, got str"):
+    with pytest.raises(TypeError, match="batch_first must be True, False or None"):
         load_model(tmp_path / "run", batch_first="yes")
 
 
@@ -76,7 +83,13 @@ def test_a_classifier_of_sequences_loads_back_batch_first(tmp_path):
     inputs = torch.randn(40, 6, 3, generator=g)
     labels = (inputs[:, :, 0].sum(1) > 0).long()  # (N,): one class per sequence
     task = tensor_task(inputs, labels, batch_first=True, name="sign")
-    trained = _own(task, tmp_path / "run", model="lstm")
+    config = TrainConfig(task=task, out=str(tmp_path / "run"), **{**SMALL, "steps": 4})
+    result = train(dataclasses.replace(config, model="lstm"))
+    trained = result.model
+    # the README's list of the metrics of a classifier without a test split
+    keys = {"valid_loss", "test_loss", "valid_accuracy", "test_accuracy"}
+    assert keys <= set(result.metrics)
+    assert result.metrics["test_loss"] is result.metrics["test_accuracy"] is None
     net = load_model(tmp_path / "run", batch_first=True)
     with torch.no_grad():
         logits = net(inputs[:4])
@@ -106,8 +119,8 @@ def test_a_checkpoint_without_the_sizes_still_asks_for_its_own_task(tmp_path):
     with pytest.raises(ValueError, match="your own task 'running_sum'.*pass task="):
         load_model(path)
     x = inputs[:2].transpose(0, 1)
-    with torch.no_grad():
-        torch.testing.assert_close(load_model(path, task)(x), trained(x))
+    with torch.no_grad():  # the task given says its layout: batch first
+        torch.testing.assert_close(load_model(path, task)(inputs[:2]), trained(x).T)
 
 
 def test_sequence_model_refuses_a_batch_first_that_is_no_bool():
@@ -124,6 +137,7 @@ def test_sequence_model_refuses_a_batch_first_that_is_no_bool():
         {"input_size": 2, "readout": "all"},
         {"input_size": 0, "output_size": 1, "readout": "all"},
         {"input_size": 2, "output_size": 1, "readout": "middle"},
+        {"input_size": 2, "output_size": 1, "readout": "all", "batch_first": "yes"},
         [2, 1, "all"],
     ],
 )

@@ -103,5 +103,17 @@ def test_readme_states_the_training_defaults():
         "threads": 1,
     }
     assert {k: fields[k] for k in stated} == stated
+    from rhn.baselines import MODELS
+    from rhn.train.config import reads_field
+
+    assert sorted(MODELS) == sorted(["rhn", "dtrnn", "gru", "lstm", "rnn"])
+    owners = {
+        "depth": {"rhn", "dtrnn"},
+        "transform_bias": {"rhn"},
+        "dropout": {"rhn"},
+        "forget_bias": {"lstm"},
+    }
+    for field, models in owners.items():
+        assert {m for m in MODELS if reads_field(m, field)} == models
     source = (README.parent / "rhn" / "train" / "run.py").read_text()
     assert "torch.optim.Adam(" in source and "AdamW" not in source

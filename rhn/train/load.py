@@ -21,7 +21,7 @@ def load_model(
     task: Task | str | None = None,
     *,
     device: str | torch.device = "cpu",
-    batch_first: bool = False,
+    batch_first: bool | None = None,
 ) -> nn.Module:
     """The model a run trained, ready for inference (eval mode).
 
@@ -37,9 +37,12 @@ def load_model(
         device: where to put the model (default the CPU; ``"auto"``, ``"cuda"``,
             ``"cuda:1"``, ``"mps"`` or a ``torch.device``, checked to be
             available as for :class:`~rhn.train.TrainConfig`).
-        batch_first: ``False`` (default): the model takes ``(T, B, I)``, time
-            first, as training fed it; ``True``: ``(B, T, I)``, as data given
-            to :func:`rhn.owntasks.tensor_task` with ``batch_first=True`` are.
+        batch_first: ``None`` (default): the model takes inputs laid out as
+            the task's data were (``(B, T, I)`` for
+            :func:`rhn.owntasks.tensor_task` given ``batch_first=True``, else
+            ``(T, B, I)``, time first, as training fed it); ``True`` or
+            ``False`` chooses. A checkpoint older than the record of the
+            layout gives time first.
 
     Returns:
         The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
@@ -69,9 +72,9 @@ def load_model(
                 f"task must be a Task, a module:function spec or one of "
                 f"{sorted(TASKS)}, got {task!r}"
             )
-    if not isinstance(batch_first, bool):
+    if batch_first is not None and not isinstance(batch_first, bool):
         raise TypeError(
-            f"batch_first must be True or False, got {type(batch_first).__name__}"
+            f"batch_first must be True, False or None, got {type(batch_first).__name__}"
         )
     io = state.get("model_io")
     if task is None and (name not in TASKS or recorded_data) and io is not None:
@@ -83,7 +86,9 @@ def load_model(
             io,
             task_name=name,
             device="cpu",
-            batch_first=batch_first,
+            batch_first=io.get("batch_first", False)
+            if batch_first is None
+            else batch_first,
         )
         return _with_weights(model, state, target, run_or_checkpoint)
     if task is None:
@@ -129,26 +134,31 @@ def load_model(
             f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
         )
     model = make_model(config, device="cpu")
-    model.batch_first = batch_first
+    model.batch_first = task.batch_first if batch_first is None else batch_first
     return _with_weights(model, state, target, run_or_checkpoint)
 
 
 def _check_io(io: object, where: str | Path) -> None:
     """A checkpoint's ``model_io`` as :func:`rhn.train.model.model_io` writes it,
     or a ValueError naming the file."""
-    sizes_ok = isinstance(io, dict) and set(io) == {
+    sizes_ok = isinstance(io, dict) and set(io) - {"batch_first"} == {
         "input_size",
         "output_size",
         "readout",
     }
     if sizes_ok:
-        sizes_ok = all(
-            type(io[k]) is int and io[k] >= 1 for k in ("input_size", "output_size")
-        ) and io["readout"] in ("last", "all")
+        sizes_ok = (
+            all(
+                type(io[k]) is int and io[k] >= 1 for k in ("input_size", "output_size")
+            )
+            and io["readout"] in ("last", "all")
+            and type(io.get("batch_first", False)) is bool
+        )
     if not sizes_ok:
         raise ValueError(
             f"run_or_checkpoint: {str(where)!r} is damaged: its model_io must be "
-            "{'input_size': int, 'output_size': int, 'readout': 'last' or 'all'}, "
+            "{'input_size': int, 'output_size': int, 'readout': 'last' or 'all', "
+            "'batch_first': bool}, "
             f"got {io!r}"
         )
 

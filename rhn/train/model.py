@@ -134,12 +134,14 @@ _MODEL_FIELDS = (
 
 
 def model_io(task: Task) -> dict[str, Any]:
-    """What a model needs of ``task``: its sizes and read-out (a checkpoint
-    keeps them, so that :func:`rhn.train.load_model` needs no own task)."""
+    """What a model needs of ``task``: its sizes, read-out and data layout (a
+    checkpoint keeps them, so that :func:`rhn.train.load_model` needs no own
+    task)."""
     return {
         "input_size": task.input_size,
         "output_size": task.output_size,
         "readout": task.readout,
+        "batch_first": task.batch_first,
     }
 
 
