@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..defaults import TRANSFORM_BIAS
 from ..highway import Highway
 
 KINDS = ("plain", "he", "highway")
@@ -60,7 +61,7 @@ def spirals(
 def make_net(
     kind: str,
     depth: int = 50,
-    transform_bias: float = -2.0,
+    transform_bias: float = TRANSFORM_BIAS,
     seed: int = 0,
     width: int = 32,
 ) -> nn.Sequential:
