@@ -454,3 +454,27 @@ def test_disc_figures_fit_their_axes_and_show_radius_zero_as_dots():
     widgets.rnn_discs_figure(ax, scale=2.2, init="gaussian", hidden_size=32)
     assert ax.get_xlim() == pytest.approx((-3.2, 3.2))
     assert not [line for line in ax.lines if line.get_marker() == "o"]
+
+
+@needs_node
+def test_slider_readout_reads_to_a_500th_of_its_range():
+    """A tap near 0 on the bias slider (-10 to 10) reads "0", not
+    "-0.000676"; round values read as themselves, with a true minus sign."""
+    script = (
+        "import('./rhn/widgets/js/controls.js').then((m) => {"
+        " const bias = {min: -10, max: 10};"
+        " const g = {min: 0.2, max: 3, shown_per_unit: 0.5};"
+        " const out = [m.readout(bias, -0.000676), m.readout(bias, -2),"
+        " m.readout(bias, -2.0037), m.readout(bias, 0.30000000000000004),"
+        " m.readout(g, 1.23456), m.readout({min: 1, max: 8, integer: true}, 3)];"
+        " console.log(JSON.stringify(out)); })"
+    )
+    proc = subprocess.run(
+        [NODE, "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["0", "\u22122", "\u22122", "0.3", "0.617", "3"]

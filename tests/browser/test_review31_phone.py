@@ -23,6 +23,8 @@ The third review (390 x 844 phone, 1366 x 900 laptop):
   and chapter 3's takes at most 3 lines.
 - The general index on a phone: one column, links at least 24 px tall, the
   jump box's letters 44 px squares.
+- Without JavaScript a page with formulas says they show as TeX source.
+- A source listing that scrolls sideways on a phone draws the cue.
 
 (The figures' text on a phone, 10.5 px, is checked in ``test_phone.py``; the
 rho note of ``rhn.plots.plot_discs`` in ``tests/test_plots.py``.) Per check,
@@ -469,3 +471,23 @@ def test_without_javascript_a_page_says_its_formulas_show_as_tex(
     assert "TeX source" in off["text"], off
     assert on == 0  # inside <noscript>: not in the page's DOM with JavaScript
     assert "rhn-noscript-math" not in html
+
+
+LISTING_CUE_JS = """() => [...document.querySelectorAll('.literal-block-wrapper pre')]
+    .filter((p) => p.scrollWidth > p.clientWidth + 1)
+    .map((p) => ({more: p.classList.contains('rhn-more-right'),
+                  shadow: getComputedStyle(p).boxShadow}))"""
+
+
+def test_a_source_listing_that_scrolls_shows_the_cue_on_a_phone(
+    browser: Browser, base_url: str
+) -> None:
+    """The package's source listings (rhn-source) that scroll sideways on a
+    phone draw the same shadow as the code cells: the theme's rule for
+    captioned blocks had removed it."""
+    with _visit(browser, base_url, "book/06_rhn_cell.html", "phone") as visit:
+        visit.page.wait_for_timeout(500)
+        wide = visit.page.evaluate(LISTING_CUE_JS)
+    _report("source_listing_cue_phone", wide)
+    assert wide, "book/06_rhn_cell.html: no source listing wider than a phone"
+    assert all(w["more"] and w["shadow"] not in ("none", "") for w in wide), wide

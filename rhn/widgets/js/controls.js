@@ -47,7 +47,14 @@ export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 // a slider of log10 of a quantity (spec.power_of_ten) shows the quantity
 export function readout(spec, value) {
   if (spec.power_of_ten) return fmt(10 ** value).replace(/-/g, "\u2212");
-  const shown = value * (spec.shown_per_unit ?? 1);
+  let shown = value * (spec.shown_per_unit ?? 1);
+  // a continuous slider reads to a 500th of its range: a tap near 0 reads
+  // 0, not -0.000676 (the figure still gets the exact value)
+  const span = Math.abs((spec.max - spec.min) * (spec.shown_per_unit ?? 1));
+  if (!spec.integer && span > 0) {
+    const grain = 10 ** Math.floor(Math.log10(span / 500));
+    shown = Math.round(shown / grain) * grain + 0; // + 0: no "-0"
+  }
   return (spec.integer ? String(value) : fmt(shown)).replace(/-/g, "\u2212");
 }
 
