@@ -105,7 +105,11 @@ def link_citations(app: Any, doctree: nodes.document, docname: str) -> None:
             uri = app.builder.get_relative_uri(docname, bib_doc) + "#" + anchor
             pieces.append(nodes.Text(source[done : m.start()]))
             link = nodes.reference(
-                "", m.group(0), refuri=uri, reftitle=title, classes=["rhn-api-cite"]
+                "",
+                m.group(0),
+                refuri=uri,
+                reftitle=re.sub(r"[{}]", "", title),  # BibTeX's case braces
+                classes=["rhn-api-cite"],
             )
             pieces.append(link)
             done = m.end()

@@ -139,13 +139,18 @@ MATH_NOTE = (
 )
 
 
+_MATHJAX_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"[^\"]*mathjax", re.IGNORECASE)
+
+
 def note_math_without_script(html: str) -> str:
     """``html`` with :data:`MATH_NOTE` first in its article, if it has maths."""
     article = '<article class="bd-article" id="rhn-article" tabindex="-1">'
     if MATH_NOTE in html or article not in html:
         return html
     body = html[html.index(article) :]
-    if not has_math(body):
+    # a page that loads MathJax has formulas (a highlighted source listing's
+    # "\\begin{" in a docstring does not make one)
+    if not has_math(body) or not _MATHJAX_SCRIPT.search(html):
         return html
     return html.replace(article, article + "\n" + MATH_NOTE, 1)
 

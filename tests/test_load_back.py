@@ -119,8 +119,45 @@ def test_a_checkpoint_without_the_sizes_still_asks_for_its_own_task(tmp_path):
     with pytest.raises(ValueError, match="your own task 'running_sum'.*pass task="):
         load_model(path)
     x = inputs[:2].transpose(0, 1)
-    with torch.no_grad():  # the task given says its layout: batch first
-        torch.testing.assert_close(load_model(path, task)(inputs[:2]), trained(x).T)
+    with torch.no_grad():  # an old checkpoint: time first, as it always was
+        torch.testing.assert_close(load_model(path, task)(x), trained(x))
+
+
+def test_a_checkpoint_without_the_layout_gives_time_first_task_given_or_not(tmp_path):
+    inputs, task = _per_step_task()  # batch-first data
+    trained = _own(task, tmp_path / "run")
+    path = tmp_path / "run" / "checkpoint.pt"
+    state = load_checkpoint(path)
+    del state["model_io"]["batch_first"]  # as written before the layout was kept
+    save_checkpoint(path, state)
+    x = inputs[:2].transpose(0, 1)
+    for net in (load_model(path), load_model(path, task)):
+        assert not net.batch_first
+        with torch.no_grad():
+            torch.testing.assert_close(net(x), trained(x))
+
+
+def test_a_loader_task_loads_back_in_its_batches_layout(tmp_path):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rhn.owntasks import loader_task
+
+    g = torch.Generator().manual_seed(4)
+    xs = torch.randn(48, 6, 2, generator=g)  # (N, T, I)
+    ys = xs.sum((1, 2))
+    batches = DataLoader(TensorDataset(xs, ys), batch_size=16)
+    task = loader_task(batches, valid=batches, name="loaded")
+    assert task.batch_first  # loader_task's default layout
+    _own(task, tmp_path / "run")
+    assert load_model(tmp_path / "run").batch_first
+
+
+def test_a_task_refuses_a_batch_first_that_is_no_bool():
+    import dataclasses as dc
+
+    _, task = _per_step_task()
+    with pytest.raises(TypeError, match="Task.batch_first must be True or False"):
+        dc.replace(task, batch_first=1)
 
 
 def test_sequence_model_refuses_a_batch_first_that_is_no_bool():

@@ -803,10 +803,16 @@ def test_api_citations_link_each_citation_to_its_own_entry_in_a_doctree():
 
 def test_a_page_with_formulas_says_they_need_javascript_once():
     article = '<article class="bd-article" id="rhn-article" tabindex="-1">'
-    with_math = f"<html><body>{article}<p>\\(x\\)</p></article></body></html>"
+    script = '<script defer="defer" src="../_static/mathjax/tex-mml-chtml.js"></script>'
+    with_math = f"<html>{script}<body>{article}<p>\\(x\\)</p></article></body></html>"
     once = page_scripts.note_math_without_script(with_math)
     assert once.count(page_scripts.MATH_NOTE) == 1
     assert once.index(page_scripts.MATH_NOTE) > once.index(article)
     assert page_scripts.note_math_without_script(once) == once
     plain = f"<html><body>{article}<p>no maths</p></article></body></html>"
     assert page_scripts.note_math_without_script(plain) == plain
+    # a source listing's docstring with "\\begin{" on a page without MathJax
+    listing = (
+        f"<html><body>{article}<pre>\\begin{{aligned}}</pre></article></body></html>"
+    )
+    assert page_scripts.note_math_without_script(listing) == listing

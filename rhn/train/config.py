@@ -435,6 +435,9 @@ def _outside_the_package() -> int:
     frame, level = sys._getframe(1), 1
     while frame is not None and inside(frame.f_code):
         frame, level = frame.f_back, level + 1
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+        # python -m rhn: no caller of the user's, the package's own entry point
+        level -= 1
     return level
 
 

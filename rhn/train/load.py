@@ -38,11 +38,11 @@ def load_model(
             ``"cuda:1"``, ``"mps"`` or a ``torch.device``, checked to be
             available as for :class:`~rhn.train.TrainConfig`).
         batch_first: ``None`` (default): the model takes inputs laid out as
-            the task's data were (``(B, T, I)`` for
-            :func:`rhn.owntasks.tensor_task` given ``batch_first=True``, else
-            ``(T, B, I)``, time first, as training fed it); ``True`` or
-            ``False`` chooses. A checkpoint older than the record of the
-            layout gives time first.
+            the run's checkpoint records the task's data were (``(B, T, I)``
+            for :func:`rhn.owntasks.tensor_task` given ``batch_first=True``,
+            else ``(T, B, I)``, time first, as training fed it; a checkpoint
+            older than that record gives time first, task given or not);
+            ``True`` or ``False`` chooses.
 
     Returns:
         The :class:`rhn.train.SequenceModel` as :func:`rhn.train.train` returned
@@ -86,9 +86,7 @@ def load_model(
             io,
             task_name=name,
             device="cpu",
-            batch_first=io.get("batch_first", False)
-            if batch_first is None
-            else batch_first,
+            batch_first=_layout(io, batch_first),
         )
         return _with_weights(model, state, target, run_or_checkpoint)
     if task is None:
@@ -134,8 +132,18 @@ def load_model(
             f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
         )
     model = make_model(config, device="cpu")
-    model.batch_first = task.batch_first if batch_first is None else batch_first
+    if io is not None:
+        _check_io(io, run_or_checkpoint)
+    model.batch_first = _layout(io, batch_first)
     return _with_weights(model, state, target, run_or_checkpoint)
+
+
+def _layout(io: object, batch_first: bool | None) -> bool:
+    """The layout asked for, else the one the checkpoint records (time first
+    for a checkpoint older than the record), whether or not a task is given."""
+    if batch_first is not None:
+        return batch_first
+    return bool(io.get("batch_first", False)) if isinstance(io, dict) else False
 
 
 def _check_io(io: object, where: str | Path) -> None:
