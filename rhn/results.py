@@ -235,8 +235,9 @@ def settings_table(chapter: int | None = None) -> Any:
     One row per record of :data:`RECORDS` (those of ``chapter`` only, when
     given): the sequence length ``T``, the parameter budget, the RHN's depth
     ``D`` and transform-gate bias ``b_T``, the learning rate and the steps,
-    read from the records by :func:`settings`. An asterisk marks an RHN
-    setting other than the package's defaults (:mod:`rhn.defaults`).
+    read from the records by :func:`settings`. An asterisk marks a list of
+    the RHN's depths or biases that includes one other than the package's
+    defaults (:mod:`rhn.defaults`).
 
     Returns:
         A :class:`rhn.tables.Table` (the last expression of a notebook cell
