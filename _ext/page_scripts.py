@@ -118,6 +118,8 @@ def hide_script_buttons(html: str) -> str:
 
 _SKIP = '<a href="#main-content">Skip to main content</a>'
 _ARTICLE = '<article class="bd-article">'
+# the article once skip_to_article has given it the skip link's target
+_ARTICLE_TARGET = '<article class="bd-article" id="rhn-article" tabindex="-1">'
 
 
 def skip_to_article(html: str) -> str:
@@ -125,9 +127,7 @@ def skip_to_article(html: str) -> str:
     if _SKIP not in html or _ARTICLE not in html:
         return html
     html = html.replace(_SKIP, _SKIP.replace("#main-content", "#rhn-article"), 1)
-    return html.replace(
-        _ARTICLE, '<article class="bd-article" id="rhn-article" tabindex="-1">', 1
-    )
+    return html.replace(_ARTICLE, _ARTICLE_TARGET, 1)
 
 
 # a reader without JavaScript sees the formulas as their TeX source: said
@@ -144,7 +144,7 @@ _MATHJAX_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"[^\"]*mathjax", re.IGNORECASE
 
 def note_math_without_script(html: str) -> str:
     """``html`` with :data:`MATH_NOTE` first in its article, if it has maths."""
-    article = '<article class="bd-article" id="rhn-article" tabindex="-1">'
+    article = _ARTICLE_TARGET
     if MATH_NOTE in html or article not in html:
         return html
     body = html[html.index(article) :]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 import types
 import warnings
 from dataclasses import dataclass
@@ -203,7 +204,9 @@ class TrainConfig:
         # a registered task is kept by name; the user's own as the object
         self.task = task.name if TASKS.get(task.name) is task else task
         given = self.__dict__.pop("_given", None)
-        self._task_defaults(task, _FIELDS if given is None else given)
+        if given is None:  # not made through __init__: every field counts as given
+            given = _FIELDS
+        self._task_defaults(task, given)
         if self.seq_len is None:  # as for_task and the command line do
             self.seq_len = task.defaults.get("seq_len", 100)
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
@@ -295,8 +298,8 @@ class TrainConfig:
             _checks.boolean("cuda_graph", self.cuda_graph)
         self.out = _path_or_none("out", self.out, "directory")
         self.dropout = _checks.probability("dropout", self.dropout)
-        self._unread_fields(_FIELDS if given is None else given)
-        self._unread_shape(task, _FIELDS if given is None else given)
+        self._unread_fields(given)
+        self._unread_shape(task, given)
         self.patience = _checks.positive_int("patience", self.patience, minimum=0)
         self.log_csv = _path_or_none("log_csv", self.log_csv, "file")
         if (
@@ -347,9 +350,9 @@ class TrainConfig:
             # every field given: dataclasses.replace (a sweep's grid), a
             # resume or a reload, which pass the recorded values back
             return
-        for name in ("depth", "transform_bias"):
+        for name, package_default in _DEFAULT_OF.items():
             value = getattr(self, name)
-            default = task.defaults.get(name, _DEFAULT_OF[name])
+            default = task.defaults.get(name, package_default)
             if name in given and value != default and not reads_field(self.model, name):
                 readers = " or ".join(repr(m) for m in _READ_BY[name])
                 warnings.warn(
@@ -423,7 +426,6 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _outside_the_package() -> int:
     """The ``stacklevel`` that points a warning given in this module at the
     first caller outside the ``rhn`` package (the user's line)."""
-    import sys
 
     def inside(code: types.CodeType) -> bool:
         # the dataclass's generated __init__ counts as the package's

@@ -77,9 +77,10 @@ def load_model(
             f"batch_first must be True, False or None, got {type(batch_first).__name__}"
         )
     io = state.get("model_io")
+    if io is not None:
+        _check_io(io, run_or_checkpoint)
     if task is None and (name not in TASKS or recorded_data) and io is not None:
         # an own task: the checkpoint's sizes are all the model needs
-        _check_io(io, run_or_checkpoint)
         fields = filled_config(saved)
         model = build_sequence_model(
             {k: fields[k] for k in _MODEL_FIELDS},
@@ -132,8 +133,6 @@ def load_model(
             f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
         )
     model = make_model(config, device="cpu")
-    if io is not None:
-        _check_io(io, run_or_checkpoint)
     model.batch_first = _layout(io, batch_first)
     return _with_weights(model, state, target, run_or_checkpoint)
 
