@@ -5,6 +5,9 @@ háček found only the pages that use the ASCII spelling in code
 (``gershgorin_discs``). Before the index is written, every indexed word with
 accents is added again without them (``geršgorin`` also as ``gershgorin``
 and ``gersgorin``), pointing to the same pages: every spelling finds them.
+The index entries that the search ranks first (a chapter's ``{index}``
+entries, such as "Geršgorin disc") are searchable in every spelling too,
+without a second entry in the general index.
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ def _fold_index(app: Any) -> list[Any]:
     if indexer is not None:
         add_folded(indexer._mapping)
         add_folded(indexer._title_mapping)
+        for docname, entries in indexer._index_entries.items():
+            folded = {
+                (plain, target, main)
+                for entry, target, main in entries
+                for plain in folds(entry)
+            }
+            indexer._index_entries[docname] = sorted(set(entries) | folded)
     return []  # html-collect-pages: no pages of our own
 
 

@@ -15,7 +15,8 @@ cannot disagree. The values are a safe start, not a measured optimum (chapter
   :math:`g = 1` (factor per step 0.75 to 0.77 at :math:`D = 3`, three seeds).
   :class:`rhn.Highway` starts from the same value
   (:data:`HIGHWAY_TRANSFORM_BIAS`): chapter 5's 50-layer highway networks
-  stall at :math:`-2` and go further at :math:`-3` in 43 of 50 runs. A
+  learn slowly at :math:`-2` (every run still at a loss of 0.28 or more
+  after 200 steps) and go further at :math:`-3` in 43 of 50 runs. A
   chapter that uses another value says why (chapter 7's figures and the
   chorales task use :math:`-2`, the paper's Penn Treebank setting).
 - **Recurrence depth** :math:`D = 2` (:data:`DEPTH`), the depth of chapter 11's
@@ -54,7 +55,7 @@ DEPTH = 2
 
 HIGHWAY_TRANSFORM_BIAS = TRANSFORM_BIAS
 """Initial gate bias of the feed-forward :class:`rhn.Highway` layer: the same
-:math:`-3` (chapter 5: a 50-layer highway network stalls at :math:`-2`)."""
+:math:`-3` (chapter 5: a 50-layer highway network learns slowly at :math:`-2`)."""
 
 
 def matched_transform_bias(

@@ -1095,10 +1095,11 @@ def plot_paper_depth(
     r"""The RHN paper's depth sweep redrawn: perplexity against recurrence depth.
 
     Zilly et al. (2017) hold the number of parameters fixed and trade width for
-    depth on Penn Treebank; this draws the perplexities they report
-    (:data:`PAPER_PTB_DEPTH`), test as solid lines and validation dashed,
-    without and with tied input and output embeddings (circles and squares),
-    each depth labelled with its width.
+    depth on Penn Treebank, then tie the input and output embeddings at the
+    same widths (which makes those models smaller); this draws the
+    perplexities they report (:data:`PAPER_PTB_DEPTH`), test as solid lines
+    and validation dashed, without and with tied embeddings (circles and
+    squares), each depth labelled with its width.
 
     Args:
         sweep: ``{depth: (units, valid, test, valid_tied, test_tied)}``

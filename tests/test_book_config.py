@@ -377,6 +377,24 @@ def test_chapter_starts_with_its_label_and_title(path):
     assert first[1].startswith("# "), f"{path.name}: a '# Title' follows the label"
 
 
+# the chapters that train, draw or measure RHNs of more than one setting open
+# with a box naming the RHNs on the page (depth, bias) and why they differ
+# from the package's defaults
+RHN_ON_PAGE = [p for p in CHAPTERS if 7 <= int(p.stem[:2]) <= 14]
+
+
+@pytest.mark.parametrize("path", RHN_ON_PAGE, ids=chapter_id)
+def test_chapter_names_the_rhns_on_its_page(path):
+    opening = source(load(path)["cells"][0])
+    box = re.search(
+        r"```\{admonition\} The RHNs on this page\n:class: rhn-on-page\n(.*?)\n```",
+        opening,
+        re.S,
+    )
+    assert box, f"{path.name}: the first cell holds the 'The RHNs on this page' box"
+    assert "$D" in box.group(1) and "b_T" in box.group(1), box.group(1)
+
+
 def sections(path: Path) -> tuple[list[tuple[dict, str]], list[tuple[dict, str]]]:
     """(cell, text) pieces of the Exercises and of the Further reading section.
 

@@ -54,6 +54,9 @@ def test_counts_prose_and_leaves_out_maths_code_and_markup():
             "",
             "    indented code block",
             "",
+            "```{index} ! hidden entry, ! another",
+            "```",
+            "",
             "- a list item",
             "<!-- a comment -->",
             "<!--",
@@ -65,7 +68,8 @@ def test_counts_prose_and_leaves_out_maths_code_and_markup():
     md = prose_words._drop_front_matter(text)
     kept = prose_words.prose(md).split()
     assert "front:" not in kept and "(ch-label)=" not in kept
-    for hidden in ["maths", "code", "print('code", "indented", "comment", "dropdown"]:
+    hidden_words = ["maths", "code", "print('code", "indented", "comment", "dropdown"]
+    for hidden in [*hidden_words, "entry,", "another"]:
         assert hidden not in kept, hidden
     # words hold a letter or digit ("#", "-" and "=" are not words): heading 2,
     # sentence 7, the admonition's title 2, its body 3, list item 3, last line 2

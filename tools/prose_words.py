@@ -8,10 +8,11 @@ notebook (the whole of a ``.md`` page), without display maths (``$$ ... $$``,
 ``\\begin{...} ... \\end{...}`` and ``{math}`` blocks), without code (fenced
 blocks other than MyST directives, indented blocks) and without markup that is
 not shown (labels such as ``(ch-x)=``, directive options such as
-``:class: dropdown``, HTML comments, front matter). The words of a directive's
-body (an admonition, a dropdown solution) are prose and count. A word is a
-run of non-space characters holding a letter or a digit, so inline maths such
-as ``$b_T = -3$`` counts as the words it is written with.
+``:class: dropdown``, ``{index}`` entries, HTML comments, front matter). The
+words of a directive's body (an admonition, a dropdown solution) are prose
+and count. A word is a run of non-space characters holding a letter or a
+digit, so inline maths such as ``$b_T = -3$`` counts as the words it is
+written with.
 
 Exit status 1 when a page has more than :data:`LIMIT` words; no page is
 exempt. ``tests/test_prose_words.py`` runs this count on the book, so CI
@@ -68,7 +69,7 @@ def prose(markdown: str) -> str:
                     fences.pop()  # closes the innermost fence
                     continue
             directive = info.startswith("{") and not info.startswith(
-                ("{math}", "{code", "{literalinclude}", "{raw}", "{mermaid}")
+                ("{math}", "{code", "{literalinclude}", "{raw}", "{mermaid}", "{index}")
             )
             prose_inside = directive and (not fences or fences[-1][1])
             fences.append((marker, prose_inside))
