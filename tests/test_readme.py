@@ -101,8 +101,11 @@ def test_readme_states_the_training_defaults():
         "steps": 1000,
         "eval_every": 100,
         "threads": 1,
+        "seed": 0,  # "`seed` (default 0)"
+        "patience": 0,  # off: the scores are the last evaluation's
     }
     assert {k: fields[k] for k in stated} == stated
+    assert "with `patience=N` the run stops after" in text
     from rhn.baselines import MODELS
     from rhn.train.config import reads_field
 
