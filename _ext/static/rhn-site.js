@@ -34,7 +34,20 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!dialog) continue;
     dialog.addEventListener("click", (event) => {
       const link = event.target.closest("a[href]");
-      if (link && dialog.open) dialog.close();
+      if (!link || !dialog.open) return;
+      // an entry of this page: close first, then go to the section, so the
+      // page scrolls with the panel gone (scrolled while the modal panel was
+      // open, the section landed mid-screen)
+      const url = new URL(link.href, location.href);
+      const id = url.pathname === location.pathname && url.hash.slice(1);
+      const target = id && document.getElementById(decodeURIComponent(id));
+      if (target) event.preventDefault();
+      dialog.close();
+      if (!target) return;
+      requestAnimationFrame(() => {
+        if (location.hash === url.hash) target.scrollIntoView({ block: "start" });
+        else location.hash = url.hash;
+      });
     });
   }
   document.addEventListener("keydown", (event) => {

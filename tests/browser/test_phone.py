@@ -169,6 +169,26 @@ def test_contents_panel_closes_after_a_tap_on_an_entry_and_on_escape(
         assert entry >= 0, f"{panel}: no entry of this page in the panel"
         page.locator(f"{dialog} a[href]").nth(entry).tap()
         page.wait_for_function(closed, timeout=3000)
+        if panel == "secondary":
+            # a section of this page: it lands at the top of the screen, as the
+            # same link opened directly does (it landed mid-screen when the
+            # page scrolled with the panel still open)
+            _open(visit, toggle, dialog)
+            href = page.evaluate(
+                """(dialog) => [...document.querySelectorAll(dialog + ' a[href^="#"]')]
+                    .filter(a => a.getBoundingClientRect().height > 0)[2]
+                    .getAttribute('href')""",
+                dialog,
+            )
+            page.locator(f'{dialog} a[href="{href}"]').tap()
+            page.wait_for_function(closed, timeout=3000)
+            page.wait_for_timeout(800)
+            top = page.evaluate(
+                "(h) => document.getElementById(h.slice(1))"
+                ".getBoundingClientRect().top",
+                href,
+            )
+            assert 0 <= top < 150, f"{href} landed at y = {top}"
         # Escape closes it wherever the focus is (here: nowhere in the panel)
         _open(visit, toggle, dialog)
         page.evaluate("() => document.activeElement?.blur()")
