@@ -12,14 +12,17 @@ Commands:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import json
+import os
 import shlex
 import signal
 import sys
 import typing
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 
 from . import _cli, _io
 
@@ -327,11 +330,17 @@ def _flag(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+NO_FLAG = frozenset({"cuda_graph"})
+"""TrainConfig fields that the command line has no option for (set in Python)."""
+
+
 def _command_line(task: str, args: dict[str, object], resume: str) -> str:
     """The ``python -m rhn train`` command that resumes the run of ``args``."""
     words = ["python", "-m", "rhn", "train", "--task", task]
     for field, value in args.items():
         if value is None:  # a field at None is the option left out
+            continue
+        if field in NO_FLAG:  # the resume keeps what the run recorded
             continue
         if field == "amp":
             words.append("--amp" if value else "--no-amp")
@@ -461,7 +470,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         # what the run kept: a checkpoint of the steps done, the old run back
         return _cli.fail(prog, "; ".join([str(err), *getattr(err, "__notes__", [])]))
     except FloatingPointError as err:  # before Exception, which it is too
-        return _cli.fail(prog, f"the run diverged: {err}", status=1)
+        said = [f"the run diverged: {err}", *getattr(err, "__notes__", [])]
+        return _cli.fail(prog, "; ".join(said), status=1)
     except Exception as err:  # your own task's or logger's code
         saved = getattr(err, "checkpoint", None)
         if saved is not None:
@@ -751,10 +761,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             return _cli.fail(f"python -m rhn {command}", f"{module} is not installed")
     try:
-        return handler(rest)
+        with _one_line_warnings(f"python -m rhn {command}"):
+            return handler(rest)
     except KeyboardInterrupt as stop:  # a command that does not handle it itself
         print(f"python -m rhn {command}: {str(stop) or 'interrupted'}", file=sys.stderr)
         return getattr(stop, "exit_code", 130)
+
+
+@contextlib.contextmanager
+def _one_line_warnings(prog: str) -> Iterator[None]:
+    """Show the package's own warnings as ``prog: warning: message``, one line:
+    on the command line the file and source line a warning points at are the
+    package's, not the user's (other warnings are shown as Python shows them)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        if os.path.abspath(filename).startswith(package):
+            print(f"{prog}: warning: {_io.one_line(message)}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":

@@ -277,6 +277,22 @@ def _check_masks(masks: object, model: StackedRecurrence, B: int) -> DropoutMask
         raise ValueError(
             f"masks were drawn for batch size {drawn}, but x has batch size {B}"
         )
+    # each mask's width: the layer's input (I below, H above) or its state
+    H = model.hidden_size
+    widths = [
+        (f"input[{n}]", m, model.input_size if n == 0 else H)
+        for n, m in enumerate(masks.input)
+    ]
+    widths += [(f"state[{n}]", m, H) for n, m in enumerate(masks.state)]
+    widths.append(("output", masks.output, H))
+    for where, mask, width in widths:
+        if mask is not None and int(mask.shape[-1]) != width:
+            raise ValueError(
+                f"masks.{where} has width {int(mask.shape[-1])}, but this model "
+                f"needs {width} (input_size={model.input_size}, "
+                f"hidden_size={H}): draw the masks with this model's "
+                "dropout_masks(batch_size)"
+            )
     return masks
 
 

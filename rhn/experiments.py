@@ -502,6 +502,15 @@ def _sweep(
         record = _resumable(path, record, plan)
     done = len(record["runs"])
     start = time.perf_counter() - record["seconds"]
+    if done == len(plan) and not record["complete"]:
+        # every run recorded, the last write of "complete" lost (a kill
+        # between the run and the record's last write, or a hand edit)
+        record["complete"] = True
+        record["finished"] = record.get("finished") or time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime()
+        )
+        if path is not None:
+            _write(record, path)
     for i, (setting, seed, config) in enumerate(plan, 1):
         if i <= done:  # finished before the interruption
             continue

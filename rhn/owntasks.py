@@ -655,9 +655,9 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             f"{name} {spec}: importing {module_name!r} raised "
             f"{type(err).__name__}: {_io.one_line(err)[:200]}"
         ) from None
-    factory = getattr(module, function, None)
-    if factory is None:
+    if not hasattr(module, function):
         raise ValueError(f"{name} {spec}: module {module_name!r} has no {function!r}")
+    factory = getattr(module, function)
     if isinstance(factory, Task):
         return factory
     defined_in = getattr(factory, "__module__", None)

@@ -38,16 +38,17 @@ def test_an_own_task_loads_without_the_task(tmp_path):
     net = load_model(tmp_path / "run")
     assert not net.training and net.batch_first
     x = inputs[:5].transpose(0, 1)  # (T, B, I), as training feeds the model
+    assert trained.batch_first  # train returns it in the task's layout too
     with torch.no_grad():
-        expected = trained(x)  # (T, B)
-        assert expected.shape == (7, 5)
-        torch.testing.assert_close(net(inputs[:5]), expected.T, rtol=0, atol=0)
+        expected = trained(inputs[:5])  # (B, T)
+        assert expected.shape == (5, 7)
+        torch.testing.assert_close(net(inputs[:5]), expected, rtol=0, atol=0)
         # given, the task is still checked to be the run's, data and all
         given = load_model(tmp_path / "run", task)
-        torch.testing.assert_close(given(inputs[:5]), expected.T)
+        torch.testing.assert_close(given(inputs[:5]), expected)
         # batch_first=False asks for the training layout
         time_first = load_model(tmp_path / "run", batch_first=False)
-        torch.testing.assert_close(time_first(x), expected)
+        torch.testing.assert_close(time_first(x), expected.T)
     other = tensor_task(
         inputs,
         -inputs.sum(-1),
@@ -63,6 +64,7 @@ def test_an_own_task_loads_without_the_task(tmp_path):
 def test_batch_first_takes_and_gives_sequences_first(tmp_path):
     inputs, task = _per_step_task()
     trained = _own(task, tmp_path / "run", model="gru")
+    trained.batch_first = False  # read time first, as training fed it
     net = load_model(tmp_path / "run", batch_first=True)
     assert net.batch_first and "batch_first=True" in repr(net)
     with torch.no_grad():
@@ -86,6 +88,7 @@ def test_a_classifier_of_sequences_loads_back_batch_first(tmp_path):
     config = TrainConfig(task=task, out=str(tmp_path / "run"), **{**SMALL, "steps": 4})
     result = train(dataclasses.replace(config, model="lstm"))
     trained = result.model
+    trained.batch_first = False  # read time first, as training fed it
     # the README's list of the metrics of a classifier without a test split
     keys = {"valid_loss", "test_loss", "valid_accuracy", "test_accuracy"}
     assert keys <= set(result.metrics)
@@ -112,6 +115,7 @@ def test_a_built_in_task_loads_batch_first_too(tmp_path):
 def test_a_checkpoint_without_the_sizes_still_asks_for_its_own_task(tmp_path):
     inputs, task = _per_step_task()
     trained = _own(task, tmp_path / "run")
+    trained.batch_first = False  # read time first, as training fed it
     path = tmp_path / "run" / "checkpoint.pt"
     state = load_checkpoint(path)
     del state["model_io"]  # as checkpoints were written before they kept it
@@ -126,6 +130,7 @@ def test_a_checkpoint_without_the_sizes_still_asks_for_its_own_task(tmp_path):
 def test_a_checkpoint_without_the_layout_gives_time_first_task_given_or_not(tmp_path):
     inputs, task = _per_step_task()  # batch-first data
     trained = _own(task, tmp_path / "run")
+    trained.batch_first = False  # read time first, as training fed it
     path = tmp_path / "run" / "checkpoint.pt"
     state = load_checkpoint(path)
     del state["model_io"]["batch_first"]  # as written before the layout was kept

@@ -51,9 +51,10 @@ def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):
     assert [task.generate(1, split=s)[0].shape[1] for s in task.held_out] == [100, 100]
     assert not net.training
     assert namespace["prediction"].shape == (3, 20)  # (B, T): one per step
-    with torch.no_grad():
-        x = namespace["inputs"][:3].transpose(0, 1)  # time first, as trained
-        torch.testing.assert_close(net(x.transpose(0, 1)), result.model(x).T)
+    with torch.no_grad():  # train's model and the reloaded one: batch first both
+        x = namespace["inputs"][:3]
+        assert result.model.batch_first and net.batch_first
+        torch.testing.assert_close(net(x), result.model(x))
     # the mask kept steps 0 and 1 out: their targets are never trained on
     _, _, mask = task.generate(4)
     assert mask.shape == (20, 4) and not mask[:2].any() and mask[2:].all()

@@ -411,8 +411,13 @@ class TrainConfig:
             out["task"] = self.task.name
             key = (id(self.task), self.seq_len)
             if getattr(self, "_fingerprint", (None, None))[0] != key:
-                self._fingerprint = (key, task_fingerprint(self.task, self.seq_len))
-            out["task_fingerprint"] = self._fingerprint[1]
+                prints = {"task_fingerprint": task_fingerprint(self.task, self.seq_len)}
+                if self.task.fingerprint is None:  # to check older records by
+                    prints["task_fingerprint_4"] = task_fingerprint(
+                        self.task, self.seq_len, LEGACY_SAMPLE
+                    )
+                self._fingerprint = (key, prints)
+            out.update(self._fingerprint[1])
         return out
 
 
@@ -469,10 +474,24 @@ def _path_or_none(name: str, value: Any, kind: str) -> str | None:
     return value
 
 
-def task_fingerprint(task: Task, seq_len: int) -> str:
+FINGERPRINT_SAMPLE = 256
+"""Sequences an own task without a ``fingerprint`` is hashed by: a change to
+one row in ten of the data it draws from is missed with a chance of about
+0.9**256, 2e-12."""
+
+LEGACY_SAMPLE = 4
+"""The sample of records written before :data:`FINGERPRINT_SAMPLE`: their
+``task_fingerprint`` is checked against a hash of this many sequences, which
+a config's :meth:`TrainConfig.to_dict` also gives (``task_fingerprint_4``)."""
+
+
+def task_fingerprint(task: Task, seq_len: int, sample: int = FINGERPRINT_SAMPLE) -> str:
     """A short hash of an own task's data: its ``fingerprint`` if it has one
-    (:func:`rhn.owntasks.tensor_task`), else its sizes and a few sequences it
-    generates from a fixed seed (and of each held-out split)."""
+    (:func:`rhn.owntasks.tensor_task`), else its sizes and
+    :data:`FINGERPRINT_SAMPLE` sequences it generates from a fixed seed (and
+    as many of each held-out split). A sample: a task that draws from data of
+    its own (a file) and changes a few rows that the sample misses keeps its
+    fingerprint; such a task sets ``fingerprint`` to a hash of its data."""
     from .. import _io
 
     if task.fingerprint is not None:
@@ -483,10 +502,12 @@ def task_fingerprint(task: Task, seq_len: int) -> str:
         splits += [{"split": name} for name in task.held_out if name is not None]
     for extra in splits:
         try:
-            parts += list(generate(task, 4, seq_len, seed=0, **extra))
+            parts += list(generate(task, sample, seq_len, seed=0, **extra))
         except Exception as err:  # training will report it; the hash notes it
             parts.append(type(err).__name__)
-    return _io.fingerprint(*parts)
+    # a record made before the sample grew holds the hash of 4, unnamed
+    named = "" if sample == LEGACY_SAMPLE else f"s{sample}-"
+    return named + _io.fingerprint(*parts)
 
 
 def generate(task: Task, *args: Any, **kwargs: Any) -> Any:

@@ -11,7 +11,7 @@ from torch import nn
 from ..tasks import TASKS, Task
 from .config import TrainConfig, resolve_device
 from .model import _MODEL_FIELDS, SequenceModel, build_sequence_model, make_model
-from .records import filled_config, load_checkpoint
+from .records import filled_config, load_checkpoint, same_data_print
 
 __all__ = ["load_model"]
 
@@ -123,14 +123,12 @@ def load_model(
     kept = {k: v for k, v in filled_config(saved).items() if k in fields}
     kept.update(task=task, out=None, progress=False, device="cpu")
     config = TrainConfig(**kept)
-    if recorded_data and config.to_dict().get("task_fingerprint") not in (
-        None,
-        recorded_data,
-    ):
+    now = same_data_print(recorded_data, config.to_dict())
+    if recorded_data and now not in (None, recorded_data):
         raise ValueError(
             f"task: {task.name!r} has other data than the run in "
             f"{str(run_or_checkpoint)!r} was trained on (fingerprint "
-            f"{config.to_dict()['task_fingerprint']} != {recorded_data})"
+            f"{now} != {recorded_data})"
         )
     model = make_model(config, device="cpu")
     model.batch_first = _layout(io, batch_first)
@@ -186,4 +184,15 @@ def _with_weights(
             f"run_or_checkpoint: {str(where)!r} is damaged: its weights do not fit "
             f"the model its config and sizes describe ({detail})"
         ) from None
+    broken = [
+        name
+        for name, value in model.state_dict().items()
+        if value.is_floating_point() and not torch.isfinite(value).all()
+    ]
+    if broken:  # a model that answers NaN to everything is no model
+        raise ValueError(
+            f"run_or_checkpoint: {str(where)!r} holds weights that are not "
+            f"finite (NaN or inf in {len(broken)} of them, {broken[0]} first): "
+            "the file is damaged, or the run diverged before it was written"
+        )
     return model.to(target).eval()

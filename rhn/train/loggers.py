@@ -372,6 +372,13 @@ class CSVLogger(Logger):
         if self._fresh:
             self._writer.writerow([*self._columns, "run"])
             self._file.flush()
+        unlogged = info.get("unlogged_row")
+        if unlogged and not self._fresh and info.get("resumed"):
+            # the row of the step the run stopped at, which a failed write
+            # (a full disk) left out: written now, so the log has no gap
+            held = logged_steps(self.path, self._run) or set()
+            if unlogged.get("step") not in held:
+                self.log(unlogged, segment=unlogged.get("segment"))
 
     def _supersede(self, start: int) -> None:
         """Move this run's rows past step ``start`` into a file of their own
@@ -409,20 +416,21 @@ class CSVLogger(Logger):
         )
         self._superseded = []
 
-    def log(self, row: dict[str, Any]) -> None:
+    def log(self, row: dict[str, Any], segment: int | None = None) -> None:
         cells = [
             "" if row.get(c) is None else _text(row[c])
             for c in self._columns
             if c != "segment"
         ]
+        segment = self._segment if segment is None else segment
         try:
-            self._writer.writerow([str(self._segment), *cells, self._run or ""])
+            self._writer.writerow([str(segment), *cells, self._run or ""])
             self._file.flush()
         except OSError as err:
             raise ValueError(
                 f"log_csv: cannot write {self._where()!r} ({err.strerror or err}): "
                 f"the row of step {row.get('step')} is cut short, and a resume "
-                "removes it (the log then lacks that step): free some space and "
+                "removes it and writes the row again: free some space and "
                 "resume the run"
             ) from None
 

@@ -216,6 +216,16 @@ def filled_config(saved: dict[str, Any]) -> dict[str, Any]:
     return unread_off({**defaults, **saved})
 
 
+def same_data_print(recorded: object, current: dict[str, Any]) -> object:
+    """The fingerprint of ``current`` (a config's ``to_dict``) to hold against
+    a ``recorded`` one: the hash of the 4-sequence sample where the record was
+    made before the sample grew (its print does not start ``s256-``)."""
+    legacy = current.get("task_fingerprint_4")
+    if isinstance(recorded, str) and legacy and not recorded.startswith("s256-"):
+        return legacy
+    return current.get("task_fingerprint")
+
+
 def config_changes(
     current: dict[str, Any],
     saved: dict[str, Any],
@@ -230,13 +240,14 @@ def config_changes(
         for k in sorted(current)
         if k not in RESULT_NEUTRAL
         and k not in allow
-        and k != "task_fingerprint"
+        and not k.startswith("task_fingerprint")
         and saved.get(k) != current[k]
     ]
     # an own task's data: the same name on other data would mix two data sets
     # in one record. A built-in task has no fingerprint, so an own task named
     # like one differs from it by having one.
-    old_data, new_data = saved.get("task_fingerprint"), current.get("task_fingerprint")
+    old_data = saved.get("task_fingerprint")
+    new_data = same_data_print(old_data, current)
     name = current.get("task")
     if old_data and new_data and old_data != new_data:
         changes.append(
@@ -445,6 +456,13 @@ class FolderLock:
                     f"the lock (rm {_io.short(self.path)}) and try again"
                 )
             pid, host, when = other.get("pid"), other.get("host"), other.get("started")
+            if pid == os.getpid() and host == self.info["host"]:
+                raise ValueError(
+                    f"{self.name}: {_io.short(self._what())!r} is in use by another "
+                    f"{self.holder} in this process (pid {pid}, since {when}): a "
+                    "logger or run of this Python session holds it; give each its "
+                    f"own {self.name}"
+                )
             raise ValueError(
                 f"{self.name}: {_io.short(self._what())!r} is in use by another "
                 f"{self.holder} (pid {pid} on host {host}, started {when}); "

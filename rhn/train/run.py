@@ -64,7 +64,11 @@ class TrainResult:
     """What :func:`train` returns.
 
     Attributes:
-        model: the trained :class:`SequenceModel` (in eval mode).
+        model: the trained :class:`SequenceModel` (in eval mode), taking
+            inputs in the layout the task's data were given in: ``(B, T, I)``
+            for a task made with ``batch_first=True`` (as
+            :func:`rhn.train.load_model` gives the run back), ``(T, B, I)``
+            otherwise.
         history: per-step ``step``/``train_loss`` lists and per-evaluation
             ``eval_step``/``test_loss`` (and ``test_accuracy`` for
             classification with ``readout="last"``) lists. On a task with
@@ -248,6 +252,7 @@ def train(
             # nothing is removed for a run that is then refused.
             run = _Run(config, run_id=run_id)
             run.parent = parent
+            unlogged = None if log_record is None else log_record.pop("unlogged", None)
             run.log_record = log_record
             if state is not None:
                 run.restore(state, resume_path)
@@ -258,6 +263,9 @@ def train(
                 "columns": list(log_columns(run.task)),
                 "start_step": 0 if state is None else int(state["step"]),
                 "resumed": state is not None,
+                # the row of the checkpoint's step that a failed write left
+                # out of config.log_csv (a full disk): the log writes it first
+                "unlogged_row": unlogged,
                 "overwrite": overwrite,
                 "segment": len(run.segments),
                 "run_id": run_id,
@@ -365,6 +373,9 @@ def _kept_log(
     except (KeyError, TypeError, ValueError):
         return record
     record["from_step"] = first
+    unlogged = saved.get("unlogged")
+    if isinstance(unlogged, dict) and unlogged.get("step") == start == last + 1:
+        record["unlogged"] = unlogged  # the row a failed write left out
     if held is None:  # no log of this kind: the logger's check says so
         return record
     check_log_rows(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
@@ -418,6 +429,7 @@ def _already_done(
     if run.best is not None:  # early stopping: the weights it returned
         run.model.load_state_dict(run.best["model"])
     run.model.eval()
+    run.model.batch_first = bool(getattr(run.task, "batch_first", False))
     metrics = {k: v for k, v in record.items() if k not in ("config", "history", "run")}
     return TrainResult(
         model=run.model, history=run.history, metrics=metrics, written=False
@@ -793,6 +805,8 @@ class _Run:
             config.batch_size,
             f"the batch of step {self.step}",
             config.seq_len,
+            # class labels: every batch on the CPU, the first one elsewhere
+            labels=x.device.type == "cpu" or self.step == 1,
         )
         if self.use_graph and mask is not None:
             raise ValueError(
@@ -1050,12 +1064,14 @@ class _Run:
                 self._loop(callback, bar, signals)
         except FloatingPointError as err:
             metrics = self.metrics(diverged=True, error=str(err))
-            self._write_metrics(metrics)
+            if not self._replacing():  # else the replaced run goes back instead
+                self._write_metrics(metrics)
             # what the run did before it diverged, for a sweep to record
             err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
             raise
         except Exception as err:  # a logger's, a callback's, a task's own code
-            self._save_after_error(err)
+            if not self._replacing():
+                self._save_after_error(err)
             raise
         finally:
             if bar is not None:
@@ -1094,8 +1110,15 @@ class _Run:
             if self.loggers:
                 event.update(segment=len(self.segments) - 1, seconds=self.seconds)
                 row = {col: event.get(key) for col, key in self.columns.items()}
-                for logger in self.loggers:
-                    logger.log(row)
+                try:
+                    for logger in self.loggers:
+                        logger.log(row)
+                except BaseException:
+                    # the step is done, its row is not (a full disk): the
+                    # checkpoint keeps the row, and a resume writes it first
+                    if self.log_record is not None:
+                        self.log_record["unlogged"] = dict(row)
+                    raise
                 if self.log_record is not None:  # every logger took the row
                     self.log_record["last_step"] = self.step
             if bar is not None:
@@ -1110,6 +1133,12 @@ class _Run:
                 and self.step % config.checkpoint_every == 0
             ):
                 self.save_checkpoint()
+
+    def _replacing(self) -> bool:
+        """Whether the run that ``overwrite`` replaces is still set aside: this
+        run has written no checkpoint yet, and if it fails now, that run is put
+        back (``train``), so nothing of this run's is written over it."""
+        return getattr(self.lock, "aside", None) is not None
 
     def _save_after_error(self, err: Exception) -> None:
         """Checkpoint the last completed step when code run by the loop raised
@@ -1264,6 +1293,9 @@ class _Run:
         metrics = {**self.metrics(), **self.held_out_metrics()}
         if self.config.out is not None:
             self._write_metrics(metrics)
+        # trained on time-first batches; returned in the layout the task's data
+        # were given in, as load_model gives the run back
+        self.model.batch_first = bool(getattr(self.task, "batch_first", False))
         return TrainResult(model=self.model, history=self.history, metrics=metrics)
 
 
@@ -1295,6 +1327,18 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
         )
 
 
+def _refuse_dataless(task: Task, batch: Any) -> None:
+    """Refuse a batch of tensors on the ``meta`` device: shapes, no data."""
+    if isinstance(batch, (tuple, list)) and any(
+        isinstance(t, torch.Tensor) and t.device.type == "meta" for t in batch
+    ):
+        raise ValueError(
+            f"task {task.name!r}: its generate returned tensors on the meta "
+            "device, which hold shapes but no data: return tensors on the CPU "
+            "(or on the device it is given)"
+        )
+
+
 def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
     """Refuse an own task whose ``generate`` gives other data from a generator
     in the same state once torch's global random state and Python's
@@ -1312,18 +1356,20 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
 
     python_state, torch_state = random.getstate(), torch.get_rng_state()
     try:
-        drawn = []
+        drawn, held = [], []
         for other in (seed, seed + 1):  # the global states moved between
             torch.manual_seed(other)
             random.seed(other)
             generator = torch.Generator().manual_seed(seed)
-            drawn.append(
-                _io.fingerprint(*generate(task, 2, seq_len, generator=generator))
-            )
+            batch = generate(task, 2, seq_len, generator=generator)
+            _refuse_dataless(task, batch)
+            drawn.append(_io.fingerprint(*batch))
+            # the held-out set comes from the seed path: the same check
+            held.append(_io.fingerprint(*generate(task, 2, seq_len, seed=seed)))
     finally:
         random.setstate(python_state)
         torch.set_rng_state(torch_state)
-    if drawn[0] != drawn[1]:
+    if drawn[0] != drawn[1] or held[0] != held[1]:
         raise ValueError(
             f"task {task.name!r}: its generate returned other data from a "
             "generator in the same state once torch's global random state and "
@@ -1397,7 +1443,12 @@ def _notes(run: _Run) -> None:
 
 
 def _check_batch_form(
-    task: Any, batch: Any, asked: int | None, what: str, seq_len: int | None = None
+    task: Any,
+    batch: Any,
+    asked: int | None,
+    what: str,
+    seq_len: int | None = None,
+    labels: bool = True,
 ) -> None:
     """Refuse a batch of ``task.generate`` with another number of sequences
     than ``asked`` (``None``: any, a held-out split scored whole), another
@@ -1434,6 +1485,22 @@ def _check_batch_form(
             f"task {task.name!r}: its generate returned targets of dtype {y.dtype} "
             f"({what}), expected {wrong}"
         )
+    features = int(x.shape[-1]) if x.dim() == 3 else None
+    if features is not None and features != task.input_size:
+        raise ValueError(
+            f"task {task.name!r}: its generate returned inputs with {features} "
+            f"features in their last dimension ({what}, shape {tuple(x.shape)}), "
+            f"but the task's input_size is {task.input_size}: make them agree"
+        )
+    if labels and task.loss == "cross_entropy" and y.numel():
+        top = int(y.max())  # (on a GPU a wait: the caller says when to look)
+        if top >= task.output_size:
+            raise ValueError(
+                f"task {task.name!r}: its generate returned the class label "
+                f"{top} ({what}), but the task's output_size={task.output_size} "
+                f"has classes 0 to {task.output_size - 1}: raise output_size to "
+                "the number of classes"
+            )
 
 
 HUGE_DATA = 1e4
