@@ -397,11 +397,12 @@ def test_two_loggers_of_one_file_in_one_process_are_told_so(tmp_path):
     from rhn.train import CSVLogger
 
     log = tmp_path / "t.csv"
-    with pytest.raises(ValueError, match="in use by another .* in this process"):
+    with pytest.raises(ValueError, match="in use by another .* in this process") as e:
         train(
             tiny(steps=2, eval_every=1),
             loggers=[CSVLogger(log), CSVLogger(tmp_path / "." / "t.csv")],
         )
+    assert "delete" not in str(e.value)  # no lock to delete: its own process
 
 
 def test_the_readme_states_the_fingerprints_sample():
@@ -413,3 +414,26 @@ def test_the_readme_states_the_fingerprints_sample():
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     said = re.search(r"fingerprinted by\s+(\d+) sequences", text)
     assert said and int(said.group(1)) == FINGERPRINT_SAMPLE
+
+
+def test_a_stash_holding_the_folders_checkpoint_is_never_called_deletable(
+    tmp_path, capsys
+):
+    """A kill between two moves of --overwrite leaves the checkpoint in the
+    stash and metrics.json in the folder: the advice was first "delete it
+    once you no longer need that run", then "move it back"."""
+    from tiny_runs import CLI
+
+    from rhn.__main__ import main
+
+    out = tmp_path / "half"
+    train(tiny(steps=2, eval_every=1, out=str(out)))
+    stash = out / ".rhn-replaced-0123456789ab"
+    stash.mkdir()
+    (out / "checkpoint.pt").rename(stash / "checkpoint.pt")
+    capsys.readouterr()
+    assert main(["train", "--resume", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "delete it" not in err and "move checkpoint.pt" in err, err
+    assert err.count("\n") == 1
+    assert CLI  # the tiny options, unused: the resume keeps the run's own

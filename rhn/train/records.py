@@ -1183,6 +1183,10 @@ def recover_aside(out: Path, *, name: str = "out") -> None:
         return
     newer = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
     if newer or len(left) > 1:
+        if not (out / CHECKPOINT_NAME).exists() and any(
+            (stash / CHECKPOINT_NAME).exists() for stash in left
+        ):
+            return  # the folder's checkpoint is in a stash: never "delete it"
         print(
             f"{name}: {_io.short(out)!r} still holds the files of a run an "
             f"interrupted --overwrite replaced, in {_io.short(left[0])!r}"
