@@ -44,12 +44,16 @@ __all__ = [
     "COLORS",
     "MODEL_STYLES",
     "OKABE_ITO",
+    "SCRIPT_PX",
+    "SMALLEST_SCRIPT_KEY",
     "SMALLEST_TEXT_KEY",
     "STYLE",
     "figure_png",
     "model_style",
     "plot_discs",
     "plot_spectrum",
+    "smallest_script_pt",
+    "smallest_script_px",
     "smallest_text_pt",
     "use_style",
 ]
@@ -121,6 +125,15 @@ SMALLEST_TEXT_KEY = "rhn:smallest-text-pt"
 """PNG text key under which :func:`use_style`'s figures record their smallest
 font size in points (the browser tests turn it into CSS pixels)."""
 
+SMALLEST_SCRIPT_KEY = "rhn:smallest-script-pt"
+"""PNG text key under which :func:`use_style`'s figures record the size in
+points of their smallest superscript or subscript (:func:`smallest_script_pt`;
+``inf`` for a figure without one)."""
+
+SCRIPT_PX = 9.0
+"""The smallest a superscript or subscript of a figure may be, in CSS px, on a
+laptop and on a phone alike (mathematics draws them at 0.7 of their text)."""
+
 
 def model_style(name: str, *, marker: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``ax.plot`` that draw model ``name`` in its style.
@@ -161,6 +174,55 @@ def smallest_text_pt(fig: Any) -> float:
     return float(min(sizes)) if sizes else float("inf")
 
 
+def _math_glyph_sizes(text: Any) -> list[float]:
+    """The font size in points of each glyph of ``text``'s mathematics
+    (``$...$``, as matplotlib's mathtext lays it out); ``[]`` for plain text."""
+    from matplotlib import cbook
+
+    string = text.get_text()
+    if text.get_usetex() or not text.get_parse_math():
+        return []
+    sizes: list[float] = []
+    for line in string.split("\n"):  # matplotlib lays out each line alone
+        if not cbook.is_math_text(line):
+            continue
+        parsed = _mathtext_parser().parse(line, 72, text.get_fontproperties())
+        sizes += [glyph[1] for glyph in parsed.glyphs]
+    return sizes
+
+
+_MATHTEXT: Any = None
+
+
+def _mathtext_parser() -> Any:
+    global _MATHTEXT
+    if _MATHTEXT is None:
+        from matplotlib.mathtext import MathTextParser
+
+        _MATHTEXT = MathTextParser("path")  # caches what it parsed
+    return _MATHTEXT
+
+
+def smallest_script_pt(fig: Any) -> float:
+    """The font size, in points, of the smallest superscript or subscript of
+    ``fig``'s visible text (``inf`` when it has none).
+
+    :func:`smallest_text_pt` reads each text's font size; the mathematics in a
+    text (``$b_T$``, the ``$10^{-5}$`` of a log axis's tick labels) draws its
+    scripts smaller, at 0.7 of it (0.49 for a script's script). This reads the
+    size of every glyph that matplotlib's mathtext lays out, and returns the
+    smallest one that is smaller than its text. The tick labels counted are
+    those the axes draw at their current limits.
+    """
+    smallest = float("inf")
+    for text in _visible_texts(fig):
+        size = text.get_fontsize()
+        for glyph in _math_glyph_sizes(text):
+            if glyph < size - 1e-6:
+                smallest = min(smallest, glyph)
+    return smallest
+
+
 def _png_width(data: bytes) -> int:
     # the IHDR chunk follows the 8-byte signature: length, type, width, height
     return struct.unpack(">I", data[16:20])[0]
@@ -174,10 +236,17 @@ def png_facts(data: bytes) -> tuple[int, float, float | None]:
     in a PNG shown ``shown`` CSS pixels wide is ``pt / 72 * dpi * shown / width``
     CSS pixels tall.
     """
+    width, dpi, texts = _png_chunks(data)
+    smallest = texts.get(SMALLEST_TEXT_KEY)
+    return width, dpi, None if smallest is None else float(smallest)
+
+
+def _png_chunks(data: bytes) -> tuple[int, float, dict[str, str]]:
+    """A PNG's pixel width, dots per inch and text chunks."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("data must be a PNG file's bytes (no PNG signature)")
     width = _png_width(data)
-    dpi, smallest, pos = 72.0, None, 8
+    dpi, texts, pos = 72.0, {}, 8
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos : pos + 8])
         body = data[pos + 8 : pos + 8 + length]
@@ -185,10 +254,9 @@ def png_facts(data: bytes) -> tuple[int, float, float | None]:
             dpi = struct.unpack(">I", body[:4])[0] * 0.0254
         elif kind == b"tEXt":
             key, _, value = body.partition(b"\0")
-            if key.decode("latin-1") == SMALLEST_TEXT_KEY:
-                smallest = float(value)
+            texts[key.decode("latin-1")] = value.decode("latin-1")
         pos += 12 + length
-    return width, dpi, smallest
+    return width, dpi, texts
 
 
 def smallest_text_px(data: bytes, shown: float) -> float | None:
@@ -201,10 +269,33 @@ def smallest_text_px(data: bytes, shown: float) -> float | None:
     return None if pt is None else pt / 72 * dpi * shown / width
 
 
+def smallest_script_px(data: bytes, shown: float) -> float | None:
+    """The smallest superscript or subscript of a :func:`figure_png` PNG shown
+    ``shown`` CSS px wide, in CSS pixels.
+
+    ``inf`` for a figure without one, ``None`` when the PNG does not record it
+    (:data:`SMALLEST_SCRIPT_KEY`).
+    """
+    width, dpi, texts = _png_chunks(data)
+    if SMALLEST_SCRIPT_KEY not in texts:
+        return None
+    return float(texts[SMALLEST_SCRIPT_KEY]) / 72 * dpi * shown / width
+
+
+def text_record(fig: Any) -> dict[str, str]:
+    """What :func:`figure_png` writes in a PNG's text chunks: the smallest
+    font size and the smallest script of ``fig``, in points."""
+    return {
+        SMALLEST_TEXT_KEY: f"{smallest_text_pt(fig):.2f}",
+        SMALLEST_SCRIPT_KEY: f"{smallest_script_pt(fig):.2f}",
+    }
+
+
 def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
     """``fig`` as PNG at ``scale`` times its dpi, and the width to show it at.
 
-    The PNG records the figure's smallest font size (:data:`SMALLEST_TEXT_KEY`).
+    The PNG records the figure's smallest font size (:data:`SMALLEST_TEXT_KEY`)
+    and its smallest superscript or subscript (:data:`SMALLEST_SCRIPT_KEY`).
     Returns ``(png, {"width": css_pixels})``, the form IPython's display
     formatters return, so that the page shows it at ``fig.dpi`` pixels per inch
     however sharp it is.
@@ -215,7 +306,7 @@ def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
         format="png",
         dpi=scale * fig.dpi,
         bbox_inches="tight",
-        metadata={SMALLEST_TEXT_KEY: f"{smallest_text_pt(fig):.2f}"},
+        metadata=text_record(fig),
     )
     data = buf.getvalue()
     return data, {"width": round(_png_width(data) / scale)}

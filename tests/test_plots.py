@@ -224,3 +224,52 @@ def test_figure_png_is_sharp_records_its_smallest_text_and_says_its_width():
     assert plots.smallest_text_px(plain.getvalue(), 100) is None
     with pytest.raises(ValueError, match="PNG"):
         plots.png_facts(b"not a png")
+
+
+# --- superscripts and subscripts (the exponents of a log axis, $b_T$) -------------
+
+
+def test_smallest_script_reads_log_exponents_subscripts_and_nested_scripts():
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2], [1e-5, 1], label="RNN")
+        ax.legend()
+        # plain text and a linear axis: no scripts
+        assert plots.smallest_script_pt(fig) == float("inf")
+        # a log axis's tick labels are $10^{-5}$: the exponent at 0.7 of them
+        ax.set_yscale("log")
+        size = ax.yaxis.get_ticklabels()[0].get_fontsize()
+        assert plots.smallest_script_pt(fig) == pytest.approx(0.7 * size)
+        ax.yaxis.set_tick_params(labelsize=9)  # the book's old tick labels
+        assert plots.smallest_script_pt(fig) == pytest.approx(6.3)
+        # a legend's $b_T$ and a title's script of a script
+        ax.set_yscale("linear")
+        ax.legend(labels=["RHN $b_T = -2$"], fontsize=8)
+        assert plots.smallest_script_pt(fig) == pytest.approx(5.6)
+        ax.set_title("$x^{y^z}$", fontsize=10)
+        assert plots.smallest_script_pt(fig) == pytest.approx(4.9)
+        # hidden text and text that is not mathematics are not read
+        ax.title.set_visible(False)
+        ax.text(0.5, 0.5, "$5 and 10^3", fontsize=6)  # no pair of dollars
+        assert plots.smallest_script_pt(fig) == pytest.approx(5.6)
+
+
+def test_figure_png_records_its_smallest_script():
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.semilogy([1, 2], [1e-5, 1])
+        ax.yaxis.set_tick_params(labelsize=9)
+        png, meta = plots.figure_png(fig)
+        plain, _ = plots.figure_png(plt.subplots(figsize=(4, 3))[0])
+    # 6.3 pt at 100 CSS px per inch: 8.75 px, under the 9 px a script needs
+    px = plots.smallest_script_px(png, meta["width"])
+    assert px == pytest.approx(6.3 / 72 * 100, rel=0.01) and px < plots.SCRIPT_PX
+    assert plots.smallest_script_px(plain, 100) == float("inf")
+    # a PNG that does not record it (made before, or not by figure_png)
+    import io
+
+    from PIL import Image
+
+    bare = io.BytesIO()
+    Image.open(io.BytesIO(png)).save(bare, format="PNG")
+    assert plots.smallest_script_px(bare.getvalue(), 100) is None

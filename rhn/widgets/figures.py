@@ -67,8 +67,9 @@ def render_png(
             64), which makes a frame 3-4 times smaller (about 5-10 KB) with no
             visible change in these flat-coloured plots; ``None`` keeps full
             colour. The website stores hundreds of frames per page.
-        record_text: store the figure's smallest font size and its dpi in the
-            PNG (:data:`rhn.plots.SMALLEST_TEXT_KEY`), as the chapters'
+        record_text: store the figure's smallest font size, its smallest
+            script and its dpi in the PNG (:data:`rhn.plots.SMALLEST_TEXT_KEY`,
+            :data:`rhn.plots.SMALLEST_SCRIPT_KEY`), as the chapters'
             figures do, so that the site can show it where its text reads on
             a phone (default ``False``).
 
@@ -97,10 +98,11 @@ def render_png(
     if record_text:
         from PIL.PngImagePlugin import PngInfo
 
-        from ..plots import SMALLEST_TEXT_KEY, smallest_text_pt
+        from ..plots import text_record
 
         info = PngInfo()
-        info.add_text(SMALLEST_TEXT_KEY, f"{smallest_text_pt(fig):.2f}")
+        for key, value in text_record(fig).items():
+            info.add_text(key, value)
         extra = {"pnginfo": info, "dpi": (dpi, dpi)}
     image.save(out, format="PNG", compress_level=9, **extra)
     return out.getvalue()
