@@ -81,6 +81,18 @@ def test_an_exponent_at_the_old_size_is_reported(tool, tmp_path, capsys):
     assert re.search(r"scripts 8\.[78] px   < script < 9 px", out), out
 
 
+def test_the_style_passes_on_the_laptop_and_in_the_phone_drawing(
+    tool, tmp_path, capsys
+):
+    png, meta = _log_axis()
+    assert plots.NARROW_KEY in meta  # 600 px wide: a phone gets its own drawing
+    path = _notebook(tmp_path, {"fig-new": _output(png, meta)})
+    assert tool.main([str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[2] for line in lines] == ["laptop:", "phone:"], lines
+    assert all("<" not in line for line in lines), lines
+
+
 def test_a_phone_drawing_with_small_scripts_is_reported(tool, tmp_path, capsys):
     png, meta = _log_axis()
     small, small_meta = _log_axis(size=(3.4, 2.6), ticks=9)  # its own width: 8.75
