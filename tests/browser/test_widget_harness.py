@@ -292,3 +292,29 @@ def test_no_curve_crosses_the_gradient_legend(browser, tmp_path, viewport) -> No
             assert not any(got["hits"].values()), (bias, got["hits"])
         page.screenshot(path=OUT / f"harness-gradient-legend-{viewport[0]}.png")
         context.close()
+
+
+TITLE_JS = """(r) => {
+    const svg = r.querySelector('svg.rhn-plot');
+    const frame = [...svg.querySelectorAll(':scope > rect')].pop();
+    const title = svg.querySelector(':scope > text');
+    const parts = [title, ...title.querySelectorAll('tspan')];
+    return {frame: frame.getBoundingClientRect().top,
+            title: Math.max(...parts.map((e) => e.getBoundingClientRect().bottom)),
+            text: title.textContent};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [(390, 844), (1366, 900)], ids=["phone", "laptop"])
+def test_the_disc_title_with_its_subscript_clears_the_frame(
+    browser, tmp_path, viewport
+) -> None:  # noqa: ANN001
+    """Chapter 7's title, "RHN, D = 2, b_T = -2, ...": the T of b_T (a
+    subscript) ended 2-3 px inside the plot's frame."""
+    harness_page(widgets.rhn_jacobian_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, viewport)
+        got = page.locator("#root").evaluate(TITLE_JS)
+        assert "bT = \u22122" in got["text"], got
+        assert got["title"] <= got["frame"] - 2, got
+        context.close()

@@ -110,9 +110,12 @@ export function spectrumPlot(parent, { view, n }) {
   // view) that holds the discs, the eigenvalues and the unit circle, so that
   // small content (the identity's radius-0 discs at g) is not lost in ±3
   const xs = [-view, view], ys = [-view, view];
+  // the title's baseline at 20 and the frame at 40: room for a subscript
+  // (the T of b_T drops about 0.35 em, to 26, then its descent)
+  const height = size + 20;
   const f = frame(parent, {
-    width: size, height: size + 10,
-    margin: { left: 52, right: 12, top: 30, bottom: 50 },
+    width: size, height,
+    margin: { left: 52, right: 12, top: 40, bottom: 50 },
     x: xs, y: ys, tickPx: 14,
   });
   let shown = null;
@@ -148,7 +151,7 @@ export function spectrumPlot(parent, { view, n }) {
     eigs.push(svgEl("path", { stroke: COLORS.eigenvalue, "stroke-width": 2, fill: "none", class: "eig" }, eigGroup));
   }
   const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": label + 1 });
-  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, size + 4, { "text-anchor": "middle", "font-size": label });
+  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle", "font-size": label });
   xlabel.textContent = "Re λ";
   const ylabel = text(f.svg, 14, (f.inner.y0 + f.inner.y1) / 2, {
     "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`, "font-size": label,
