@@ -318,3 +318,28 @@ def test_the_disc_title_with_its_subscript_clears_the_frame(
         assert "bT = \u22122" in got["text"], got
         assert got["title"] <= got["frame"] - 2, got
         context.close()
+
+
+ARIA_JS = """(r) => [...r.querySelectorAll('input[type=range]')].map((i) => ({
+    name: i.name, value: i.value, valuetext: i.getAttribute('aria-valuetext'),
+    shown: i.parentElement.querySelector('output').textContent}))"""
+
+
+def test_sliders_tell_a_screen_reader_what_they_show(browser, tmp_path) -> None:  # noqa: ANN001
+    """aria-valuetext follows the readout as a slider moves: chapter 7's
+    weight slider holds 1 and shows g = 0.577."""
+    harness_page(widgets.rhn_jacobian_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, (390, 844))
+        figure = page.locator("#root")
+        sliders = figure.evaluate(ARIA_JS)
+        scale = next(s for s in sliders if s["name"] == "scale")
+        assert (scale["value"], scale["valuetext"]) == ("1", "0.577"), scale
+        page.locator("input[name=scale]").fill("2.5")
+        page.locator("input[name=transform_bias]").fill("-3.25")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+        for slider in figure.evaluate(ARIA_JS):
+            assert slider["valuetext"] == slider["shown"], slider
+        scale = next(s for s in figure.evaluate(ARIA_JS) if s["name"] == "scale")
+        assert scale["valuetext"] == "1.44", scale
+        context.close()
