@@ -199,7 +199,7 @@ def rhn_jacobian_figure(
     b, D = float(transform_bias), int(depth)
     kind = "coupled" if coupled else "uncoupled"
     g = scale * G_PACKAGE  # the weights' scale g, as the slider reads it
-    title = f"RHN, D = {D}, b_T = {b:g}, g = {g:.3g}, {kind}"
+    title = f"RHN, D = {D}, b_T = {_signed(b)}, g = {g:.3g}, {kind}"
     return _discs(plots, J, ax, view, title)
 
 
@@ -219,6 +219,12 @@ def fit_view(J: Any, most: float) -> float:
         float(eigenvalues(J).abs().max()),
     )
     return next((v for v in VIEWS if extent * 1.05 <= v <= most), most)
+
+
+def _signed(value: float) -> str:
+    """``value`` as the browser's figures write it: ``g`` format, a minus
+    sign (U+2212) rather than a hyphen."""
+    return f"{value:g}".replace("-", "\u2212")
 
 
 def _discs(plots: Any, J: Any, ax: Axes, view: float, title: str) -> Axes:
@@ -291,7 +297,7 @@ def gradient_flow_figure(
     lo, hi = _ylim(ylim)
     lags = np.arange(1, T + 1)  # the lag n of entry n - 1
     # plain-text labels: mathtext layout is a large part of a redraw
-    labels = {"rhn": f"RHN (D = {D}, b_T = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
+    labels = {"rhn": f"RHN (D = {D}, b_T = {_signed(b)})", "rnn": "RNN", "lstm": "LSTM"}
     for name in ("rnn", "lstm", "rhn"):
         y = np.nan_to_num(curves[name], nan=hi, posinf=hi)
         y = np.clip(np.maximum(y, _FLOOR), lo, hi)
