@@ -16,10 +16,11 @@ and puts that PNG in the output's metadata (``rhn:narrow``). This extension
    gets;
 3. a figure that has no narrow drawing (one whose legend or labels would not
    fit a phone's column) and whose text a phone would show under 10.5 px is
-   shown there at the width where its text is 10.5 px, in a box that scrolls
-   sideways (``rhn-wide-figure``; rhn-site.css and rhn-site.js draw the
-   scroll cue). Where its text is still 9.5 px at the column's own width,
-   rhn-site.js fits it to the column instead (``rhn-wide-fits``), using
+   shown there at the width where its text is 10.5 px (and its superscripts
+   and subscripts 9 px), in a box that scrolls sideways
+   (``rhn-wide-figure``; rhn-site.css and rhn-site.js draw the scroll cue).
+   Where its text is still 9.5 px at the column's own width, rhn-site.js
+   fits it to the column instead (``rhn-wide-fits``), using
    :data:`MIN_TEXT_PX` as its ``WIDE_READ_TEXT_PX``.
 
 The browser tests measure the smallest text of the drawing each size shows
@@ -106,19 +107,28 @@ def picture(html: str, figure: str, narrow: str) -> str:
 
 PHONE_COLUMN_PX = 342  # rhn.plots.PHONE_COLUMN_PX
 MIN_TEXT_PX = 10.7  # rhn.plots.PHONE_TEXT_PX (10.5), and a little to spare
+# a figure's superscripts and subscripts (rhn.plots.SCRIPT_PX, 9 px) at the
+# read width: still 9 px where rhn-site.js fits it to the column (its text
+# down from MIN_TEXT_PX to WIDE_FIT_TEXT_PX, 9.5 px)
+MIN_SCRIPT_PX = 9.0 * MIN_TEXT_PX / 9.5
 _IMG = re.compile(
     r'(?<!type="image/png">)<img\b[^>]*\bsrc="[^"]*_images/([^"/]+\.png)"[^>]*>'
 )
 
 
 def readable_width(png: bytes) -> float | None:
-    """CSS px at which a ``rhn.plots`` PNG's smallest text is :data:`MIN_TEXT_PX`."""
-    from rhn.plots import png_facts
+    """CSS px at which a ``rhn.plots`` PNG's smallest text is :data:`MIN_TEXT_PX`
+    and its smallest superscript or subscript at least :data:`MIN_SCRIPT_PX`."""
+    from rhn.plots import png_facts, smallest_script_px
 
     width, dpi, pt = png_facts(png)
     if pt is None or not 0 < pt < float("inf"):
         return None  # not a figure of the book's style, or one without text
-    return MIN_TEXT_PX * 72 * width / (pt * dpi)
+    need = MIN_TEXT_PX * 72 * width / (pt * dpi)
+    script = smallest_script_px(png, need)  # at the width its text needs
+    if script is not None and script < MIN_SCRIPT_PX:
+        need *= MIN_SCRIPT_PX / script
+    return need
 
 
 def scroll_wide(html: str, images: Path) -> str:

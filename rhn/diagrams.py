@@ -174,14 +174,18 @@ def _draw_graph(
             xytext=(x0 + c, -0.75),
             arrowprops={"arrowstyle": "-|>", "color": "0.6", "lw": 1.0, "shrinkB": 7},
         )
-        ax.text(x0 + c, -0.95, f"$x^{{[{c + 1}]}}$", ha="center", va="top", fontsize=9)
+        # 12.5 pt: the superscript, at 0.7 of it, is 9 CSS px where a phone
+        # shows the chapter's figure, at about 0.77 of its size
+        ax.text(
+            x0 + c, -0.95, f"$x^{{[{c + 1}]}}$", ha="center", va="top", fontsize=12.5
+        )
     ax.text(
         x0 + (steps - 1) / 2,
         layers - 0.3,
         label,
         ha="center",
         va="bottom",
-        fontsize=10,
+        fontsize=11,
     )
     return len(path)
 
@@ -335,7 +339,8 @@ def draw_rhn_cell(
     port = 0.3 if vertical else 0.45
     v_carry = 2.3 if vertical else 1.1
     v_input = -1.75 if vertical else -1.35
-    small, mid, big = (10.5, 11, 12) if vertical else (9, 10, 11)
+    # 10 pt at least: the scripts of $t_0$ and $s_0$ are 0.7 of it, 9 CSS px
+    small, mid, big = (10.5, 11, 12) if vertical else (10, 10, 11)
     edge = across / 2 + 0.025
     u0 = 1.2
     end = u0 + (depth - 1) * step + 1.9

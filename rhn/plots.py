@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
+import matplotlib.scale
+import matplotlib.ticker
 import numpy as np
 import torch
 from cycler import cycler
@@ -42,14 +44,19 @@ from .analysis import gershgorin_discs
 
 __all__ = [
     "COLORS",
+    "LogTickFormatter",
     "MODEL_STYLES",
     "OKABE_ITO",
+    "SCRIPT_PX",
+    "SMALLEST_SCRIPT_KEY",
     "SMALLEST_TEXT_KEY",
     "STYLE",
     "figure_png",
     "model_style",
     "plot_discs",
     "plot_spectrum",
+    "smallest_script_pt",
+    "smallest_script_px",
     "smallest_text_pt",
     "use_style",
 ]
@@ -98,7 +105,7 @@ _CYCLE = cycler(
 
 STYLE: dict[str, Any] = {
     # 1 inch of figure is 100 CSS px on the website (use_style saves at twice
-    # that and says so): 9 pt text is 12.5 px; the column is about 750 px
+    # that and says so): 10 pt text is 13.9 px; the column is about 750 px
     "figure.dpi": 100,
     "figure.figsize": (6.4, 4.0),
     "figure.facecolor": "white",  # a light card in the site's dark mode too
@@ -106,10 +113,15 @@ STYLE: dict[str, Any] = {
     "font.size": 10.0,
     "axes.titlesize": 10.5,
     "axes.labelsize": 10.0,
-    "xtick.labelsize": 9.0,
-    "ytick.labelsize": 9.0,
-    "legend.fontsize": 9.0,
-    "legend.title_fontsize": 9.0,
+    # tick labels and legends at matplotlib's own 10 pt (the book had 9):
+    # mathematics draws superscripts and subscripts at 0.7 of their text, and
+    # the 10^{-5} of a log axis or the T of a legend's $b_T$ must be 9 CSS px
+    # (SCRIPT_PX) at 100 px per inch, which is 6.5 pt; 0.7 x 10 pt is 7 pt
+    "xtick.labelsize": 10.0,
+    "ytick.labelsize": 10.0,
+    "legend.fontsize": 10.0,
+    "legend.title_fontsize": 10.0,
+    "axes.unicode_minus": True,  # tick labels: -2 with a minus sign, U+2212
     "figure.titlesize": 11.0,
     "axes.prop_cycle": _CYCLE,
     "lines.linewidth": 1.6,
@@ -120,6 +132,15 @@ STYLE: dict[str, Any] = {
 SMALLEST_TEXT_KEY = "rhn:smallest-text-pt"
 """PNG text key under which :func:`use_style`'s figures record their smallest
 font size in points (the browser tests turn it into CSS pixels)."""
+
+SMALLEST_SCRIPT_KEY = "rhn:smallest-script-pt"
+"""PNG text key under which :func:`use_style`'s figures record the size in
+points of their smallest superscript or subscript (:func:`smallest_script_pt`;
+``inf`` for a figure without one)."""
+
+SCRIPT_PX = 9.0
+"""The smallest a superscript or subscript of a figure may be, in CSS px, on a
+laptop and on a phone alike (mathematics draws them at 0.7 of their text)."""
 
 
 def model_style(name: str, *, marker: bool = True) -> dict[str, Any]:
@@ -148,17 +169,62 @@ def model_style(name: str, *, marker: bool = True) -> dict[str, Any]:
 
 
 def smallest_text_pt(fig: Any) -> float:
-    """The smallest font size, in points, of the visible text of ``fig``."""
-    from matplotlib.text import Text
+    """The smallest font size, in points, of the visible text of ``fig``.
 
-    sizes = [
-        t.get_fontsize()
-        for t in fig.findobj(Text)
-        if t.get_visible()
-        and t.get_text().strip()
-        and (t.axes is None or t.axes.get_visible())
-    ]
+    The tick labels counted are those the axes draw at their current limits
+    (a figure not drawn yet has their texts still empty).
+    """
+    sizes = [t.get_fontsize() for t in _visible_texts(fig)]
     return float(min(sizes)) if sizes else float("inf")
+
+
+def _math_glyph_sizes(text: Any) -> list[float]:
+    """The font size in points of each glyph of ``text``'s mathematics
+    (``$...$``, as matplotlib's mathtext lays it out); ``[]`` for plain text."""
+    from matplotlib import cbook
+
+    string = text.get_text()
+    if text.get_usetex() or not text.get_parse_math():
+        return []
+    sizes: list[float] = []
+    for line in string.split("\n"):  # matplotlib lays out each line alone
+        if not cbook.is_math_text(line):
+            continue
+        parsed = _mathtext_parser().parse(line, 72, text.get_fontproperties())
+        sizes += [glyph[1] for glyph in parsed.glyphs]
+    return sizes
+
+
+_MATHTEXT: Any = None
+
+
+def _mathtext_parser() -> Any:
+    global _MATHTEXT
+    if _MATHTEXT is None:
+        from matplotlib.mathtext import MathTextParser
+
+        _MATHTEXT = MathTextParser("path")  # caches what it parsed
+    return _MATHTEXT
+
+
+def smallest_script_pt(fig: Any) -> float:
+    """The font size, in points, of the smallest superscript or subscript of
+    ``fig``'s visible text (``inf`` when it has none).
+
+    :func:`smallest_text_pt` reads each text's font size; the mathematics in a
+    text (``$b_T$``, the ``$10^{-5}$`` of a log axis's tick labels) draws its
+    scripts smaller, at 0.7 of it (0.49 for a script's script). This reads the
+    size of every glyph that matplotlib's mathtext lays out, and returns the
+    smallest one that is smaller than its text. The tick labels counted are
+    those the axes draw at their current limits.
+    """
+    smallest = float("inf")
+    for text in _visible_texts(fig):
+        size = text.get_fontsize()
+        for glyph in _math_glyph_sizes(text):
+            if glyph < size - 1e-6:
+                smallest = min(smallest, glyph)
+    return smallest
 
 
 def _png_width(data: bytes) -> int:
@@ -174,10 +240,17 @@ def png_facts(data: bytes) -> tuple[int, float, float | None]:
     in a PNG shown ``shown`` CSS pixels wide is ``pt / 72 * dpi * shown / width``
     CSS pixels tall.
     """
+    width, dpi, texts = _png_chunks(data)
+    smallest = texts.get(SMALLEST_TEXT_KEY)
+    return width, dpi, None if smallest is None else float(smallest)
+
+
+def _png_chunks(data: bytes) -> tuple[int, float, dict[str, str]]:
+    """A PNG's pixel width, dots per inch and text chunks."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("data must be a PNG file's bytes (no PNG signature)")
     width = _png_width(data)
-    dpi, smallest, pos = 72.0, None, 8
+    dpi, texts, pos = 72.0, {}, 8
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos : pos + 8])
         body = data[pos + 8 : pos + 8 + length]
@@ -185,10 +258,9 @@ def png_facts(data: bytes) -> tuple[int, float, float | None]:
             dpi = struct.unpack(">I", body[:4])[0] * 0.0254
         elif kind == b"tEXt":
             key, _, value = body.partition(b"\0")
-            if key.decode("latin-1") == SMALLEST_TEXT_KEY:
-                smallest = float(value)
+            texts[key.decode("latin-1")] = value.decode("latin-1")
         pos += 12 + length
-    return width, dpi, smallest
+    return width, dpi, texts
 
 
 def smallest_text_px(data: bytes, shown: float) -> float | None:
@@ -201,10 +273,33 @@ def smallest_text_px(data: bytes, shown: float) -> float | None:
     return None if pt is None else pt / 72 * dpi * shown / width
 
 
+def smallest_script_px(data: bytes, shown: float) -> float | None:
+    """The smallest superscript or subscript of a :func:`figure_png` PNG shown
+    ``shown`` CSS px wide, in CSS pixels.
+
+    ``inf`` for a figure without one, ``None`` when the PNG does not record it
+    (:data:`SMALLEST_SCRIPT_KEY`).
+    """
+    width, dpi, texts = _png_chunks(data)
+    if SMALLEST_SCRIPT_KEY not in texts:
+        return None
+    return float(texts[SMALLEST_SCRIPT_KEY]) / 72 * dpi * shown / width
+
+
+def text_record(fig: Any) -> dict[str, str]:
+    """What :func:`figure_png` writes in a PNG's text chunks: the smallest
+    font size and the smallest script of ``fig``, in points."""
+    return {
+        SMALLEST_TEXT_KEY: f"{smallest_text_pt(fig):.2f}",
+        SMALLEST_SCRIPT_KEY: f"{smallest_script_pt(fig):.2f}",
+    }
+
+
 def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
     """``fig`` as PNG at ``scale`` times its dpi, and the width to show it at.
 
-    The PNG records the figure's smallest font size (:data:`SMALLEST_TEXT_KEY`).
+    The PNG records the figure's smallest font size (:data:`SMALLEST_TEXT_KEY`)
+    and its smallest superscript or subscript (:data:`SMALLEST_SCRIPT_KEY`).
     Returns ``(png, {"width": css_pixels})``, the form IPython's display
     formatters return, so that the page shows it at ``fig.dpi`` pixels per inch
     however sharp it is.
@@ -215,7 +310,7 @@ def figure_png(fig: Any, *, scale: int = 2) -> tuple[bytes, dict[str, int]]:
         format="png",
         dpi=scale * fig.dpi,
         bbox_inches="tight",
-        metadata={SMALLEST_TEXT_KEY: f"{smallest_text_pt(fig):.2f}"},
+        metadata=text_record(fig),
     )
     data = buf.getvalue()
     return data, {"width": round(_png_width(data) / scale)}
@@ -234,6 +329,23 @@ PHONE_TEXT_PX = 10.5
 whose text would be smaller in the phone's column gets a narrower drawing."""
 
 _PHONE_AIM_PX = 11.0  # aim a little over it: the tight box can widen a PNG
+_PHONE_SCRIPT_AIM_PX = 9.4  # and over SCRIPT_PX for superscripts and subscripts
+
+
+def _phone_px(png: bytes, meta: dict[str, Any]) -> tuple[float, float]:
+    """The smallest text and script of a :func:`figure_png` PNG in a phone's
+    column, in CSS px (``inf`` for what the figure does not have)."""
+    shown = min(meta["width"], PHONE_COLUMN_PX)
+    text = smallest_text_px(png, shown)
+    script = smallest_script_px(png, shown)
+    return (
+        float("inf") if text is None else text,
+        float("inf") if script is None else script,
+    )
+
+
+def _reads_on_phone(px: tuple[float, float]) -> bool:
+    return px[0] >= PHONE_TEXT_PX and px[1] >= SCRIPT_PX
 
 
 def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | None:
@@ -241,8 +353,9 @@ def narrow_png(fig: Any, *, scale: int = 3) -> tuple[bytes, dict[str, int]] | No
 
     A figure shown in a phone's column (:data:`PHONE_COLUMN_PX`) is scaled
     down with its text. When its smallest text would be under
-    :data:`PHONE_TEXT_PX` (10.5 CSS px) there,
-    the same figure is drawn again at a width where it is not (text sizes
+    :data:`PHONE_TEXT_PX` (10.5 CSS px) there, or its smallest superscript or
+    subscript under :data:`SCRIPT_PX` (9 CSS px),
+    the same figure is drawn again at a width where neither is (text sizes
     unchanged, the axes narrower, the height shrunk by only the square root of
     the width's factor), at ``scale`` times its dpi (sharp on a 3x screen).
     Returns :func:`figure_png`'s ``(png, {"width": css_pixels})`` for that
@@ -267,9 +380,9 @@ def _narrow(fig: Any, scale: int) -> tuple[tuple[bytes, dict[str, int]] | None, 
     """:func:`narrow_png`'s drawing, or ``None``, and :func:`narrow_reason`'s text."""
     pt = smallest_text_pt(fig)
     full_png, full_meta = figure_png(fig, scale=1)
-    shown = min(full_meta["width"], PHONE_COLUMN_PX)
-    if not np.isfinite(pt) or (smallest_text_px(full_png, shown) or 0) >= PHONE_TEXT_PX:
+    if not np.isfinite(pt) or _reads_on_phone(_phone_px(full_png, full_meta)):
         return None, "reads as it is"
+    script_pt = smallest_script_pt(fig)
     width_in, height_in = fig.get_size_inches()
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
@@ -278,7 +391,9 @@ def _narrow(fig: Any, scale: int) -> tuple[tuple[bytes, dict[str, int]] | None, 
     engine = fig.get_layout_engine()
     fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)
     saved = {k: getattr(fig.subplotpars, k) for k in _SUBPLOT_PARAMS}
-    target = pt / 72 * fig.dpi * PHONE_COLUMN_PX / _PHONE_AIM_PX  # CSS px wide
+    # CSS px wide: the text at _PHONE_AIM_PX, the scripts at _PHONE_SCRIPT_AIM_PX
+    aim = min(pt / _PHONE_AIM_PX, script_pt / _PHONE_SCRIPT_AIM_PX)
+    target = aim / 72 * fig.dpi * PHONE_COLUMN_PX
     factor = target / full_meta["width"]
     row, grid = _panels(fig)
     specs, hidden = [], []
@@ -341,8 +456,10 @@ def _narrow(fig: Any, scale: int) -> tuple[tuple[bytes, dict[str, int]] | None, 
         # out is no better than the figure
         if collapsed:
             return None, "the layout engine could not lay it out"
-        if px is None or px < PHONE_TEXT_PX:
-            return None, f"text still {px or 0:.1f} px after narrowing"
+        if px[0] < PHONE_TEXT_PX:
+            return None, f"text still {px[0]:.1f} px after narrowing"
+        if px[1] < SCRIPT_PX:
+            return None, f"scripts still {px[1]:.1f} px after narrowing"
         if clash:
             pairs = "; ".join(f"{a!r} / {b!r}" for a, b in clash[:4])
             return None, f"texts collide: {pairs}"
@@ -384,39 +501,61 @@ def _legend_columns(legend: Any, ncols: int) -> None:
 
 
 def _split_in_two(text: str) -> str | None:
-    """``text`` on two lines, broken at the space nearest its middle that is
-    outside ``$...$`` mathematics; ``None`` when it has no such space."""
+    """``text`` with its longest line on two, broken at the space nearest
+    that line's middle that is outside ``$...$`` mathematics; ``None`` when
+    the line has no such space."""
+    lines = text.split("\n")
+    k = max(range(len(lines)), key=lambda n: len(lines[n]))
+    line = lines[k]
     spaces, in_math = [], False
-    for i, c in enumerate(text):
-        if c == "$" and (i == 0 or text[i - 1] != "\\"):
+    for i, c in enumerate(line):
+        if c == "$" and (i == 0 or line[i - 1] != "\\"):
             in_math = not in_math
         elif c == " " and not in_math:
             spaces.append(i)
-    if "\n" in text or not spaces:
+    if not spaces:
         return None
-    i = min(spaces, key=lambda k: abs(k - len(text) / 2))
-    return text[:i] + "\n" + text[i + 1 :]
+    i = min(spaces, key=lambda n: abs(n - len(line) / 2))
+    lines[k : k + 1] = [line[:i], line[i + 1 :]]
+    return "\n".join(lines)
 
 
 def _wrap_long_texts(fig: Any, width_px: float) -> list[tuple[Any, str]]:
-    """Break each title and axis label of ``fig`` wider than ``width_px``
-    (at ``fig.dpi``) onto two lines; returns ``(text, its old string)``."""
+    """Break each title, axis label and legend entry of ``fig`` wider than
+    ``width_px`` (at ``fig.dpi``; an entry's handle and the legend's padding
+    taken off) onto more lines, its longest line in two at a time, until it
+    fits (three breaks at most); returns ``(text, its old string)``."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     texts = [t for t in (fig._suptitle, fig._supxlabel) if t is not None]
+    room = dict.fromkeys(map(id, texts), width_px)
     for ax in fig.axes:
-        texts += [ax.title, ax._left_title, ax._right_title]
-        texts += [ax.xaxis.label]
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            texts.append(text)
+            room[id(text)] = width_px
+    for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+        if legend is None:
+            continue
+        # a legend of one column at the phone's width: its entries' room
+        pads = legend.handlelength + legend.handletextpad + 2 * legend.borderpad
+        pads += 2 * legend.borderaxespad
+        font_px = legend.prop.get_size_in_points() * fig.dpi / 72
+        for text in legend.get_texts():
+            texts.append(text)
+            room[id(text)] = width_px - pads * font_px
     wrapped = []
     for text in texts:
         was = text.get_text()
         if not text.get_visible() or not was.strip():
             continue
-        if text.get_window_extent(renderer).width <= width_px:
-            continue
-        two = _split_in_two(was)
-        if two is not None:
-            text.set_text(two)
+        for _ in range(3):  # a line broken again while it is too wide
+            if text.get_window_extent(renderer).width <= room[id(text)]:
+                break
+            shorter = _split_in_two(text.get_text())
+            if shorter is None:
+                break
+            text.set_text(shorter)
+        if text.get_text() != was:
             wrapped.append((text, was))
     return wrapped
 
@@ -436,8 +575,9 @@ def _narrow_drawing(
     target: float,
     size: tuple[float, float],
     scale: int,
-) -> tuple[float | None, bytes, dict[str, int]]:
-    """:func:`narrow_png`'s drawing: (smallest text in px, PNG, its width)."""
+) -> tuple[tuple[float, float], bytes, dict[str, int]]:
+    """:func:`narrow_png`'s drawing: ((smallest text, smallest script) in px,
+    PNG, its width)."""
     width_in, height_in = size
     nrows, ncols = grid
     panels = len(row) or 1
@@ -473,8 +613,8 @@ def _narrow_drawing(
             if fixed:
                 _relayout(fig)
         png, meta = figure_png(fig, scale=scale)
-        px = smallest_text_px(png, min(meta["width"], PHONE_COLUMN_PX))
-        if px is not None and px >= PHONE_TEXT_PX:
+        px = _phone_px(png, meta)
+        if _reads_on_phone(px):
             break
         factor *= target / meta["width"]
     return px, png, meta
@@ -687,16 +827,66 @@ def figure_png_for_phone(fig: Any) -> tuple[bytes, dict[str, Any]]:
     return png, meta
 
 
+class LogTickFormatter(matplotlib.ticker.LogFormatterSciNotation):
+    r"""Tick labels of a log axis: plain numbers where they are short.
+
+    An axis whose labelled ticks all lie from 0.001 to 9999 reads ``0.02``,
+    ``0.5``, ``300``; any other axis reads matplotlib's powers of ten
+    (``$10^{-5}$``, and ``$3\times10^{-2}$`` between the decades). The plain
+    numbers have no superscript, and they are lower than ``$3\times10^{-2}$``:
+    the labels of an axis that spans about a decade stay apart in a phone's
+    drawing. Which ticks are labelled is matplotlib's choice, as before.
+    """
+
+    PLAIN = (1e-3, 1e4)
+
+    def set_locs(self, locs: Any = None) -> None:
+        super().set_locs(locs)
+        self._plain = False
+        if self._base != 10 or self.axis is None or locs is None:
+            return
+        lo, hi = sorted(self.axis.get_view_interval())
+        label = super().__call__  # "" for a tick left without a label
+        shown = [x for x in locs if lo <= x <= hi and label(x)]
+        self._plain = all(self.PLAIN[0] <= x < self.PLAIN[1] for x in shown)
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        label = super().__call__(x, pos)
+        if not label or not getattr(self, "_plain", False):
+            return label
+        return rf"$\mathdefault{{{x:.4g}}}$"
+
+
+class _LogScale(matplotlib.scale.LogScale):
+    """matplotlib's log scale with :class:`LogTickFormatter`'s tick labels."""
+
+    def set_default_locators_and_formatters(self, axis: Any) -> None:
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(LogTickFormatter(self.base))
+        axis.set_minor_formatter(
+            LogTickFormatter(self.base, labelOnlyBase=self.subs is not None)
+        )
+
+
 def use_style() -> None:
     """Use the book's figure style: :data:`STYLE`, and sharp PNGs in notebooks.
 
-    Sets matplotlib's rcParams to :data:`STYLE` and, inside IPython (Jupyter,
-    Colab, the book's build), shows every figure through :func:`figure_png`.
-    Chapters call it once, in their import cell.
+    Sets matplotlib's rcParams to :data:`STYLE`, gives every log axis made
+    from then on :class:`LogTickFormatter`'s tick labels (the scale ``"log"``
+    is registered again, with them) and, inside IPython (Jupyter, Colab, the
+    book's build), shows every figure through :func:`figure_png`. Chapters
+    call it once, in their import cell.
     """
+    import warnings
+
     import matplotlib
 
     matplotlib.rcParams.update(STYLE)
+    with warnings.catch_warnings():
+        # matplotlib 3.11 plans to drop the scales' axis argument, which
+        # LogScale still takes (and 3.10's scale_factory still passes)
+        warnings.filterwarnings("ignore", message=".*'axis' parameter")
+        matplotlib.scale.register_scale(_LogScale)
     try:
         from IPython import get_ipython
     except ImportError:  # plain Python: rcParams are all there is to set
@@ -1069,7 +1259,7 @@ def plot_gradient_norms(
     if title:
         ax.set_title(title)
     if legend:
-        ax.legend(fontsize="small")
+        ax.legend()  # the style's size: a label's $b_T$ has its T at 7 pt
     return ax
 
 

@@ -16,6 +16,10 @@
   (``eq-highway-jacobian``): the page shows a label only as a number, so in
   code and printed lines a reader would see the raw label; they name the
   equation in words.
+- A number formatted into figure text after a formula and an equals sign
+  (``f"$b_T$ = {b:g}"``) goes inside the formula (``f"$b_T = {b:g}$"``),
+  where matplotlib writes a negative number's minus as a minus sign (U+2212)
+  rather than the hyphen a plain string keeps.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ MAX_LINE = 80
 REMOVED = {"remove-cell", "remove-input"}
 FOLDED = {"hide-input", "hide-cell"}
 EQ_LABEL = re.compile(r"\beq-[a-z0-9]+(?:-[a-z0-9]+)*")
+# "$b_T$ = {b:g}" in an f-string: a formatted number after "$ =" or "$="
+NUMBER_AFTER_MATH = re.compile(r"\$\s*=\s*\{[^}]*\}")
 REST = re.compile(r"``|:(?:func|class|meth|data|mod|attr):`|^\s*(?:Args|Returns):\s*$")
 
 
@@ -146,3 +152,16 @@ def test_shown_code_names_no_equation_label(path: Path) -> None:
         for m in EQ_LABEL.finditer(source)
     ]
     assert not labels, f"{path.name}: equation labels in shown code: {labels}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_figure_numbers_after_a_formula_are_inside_it(path: Path) -> None:
+    found = [
+        f"cell {i}: {m.group(0)}"
+        for i, source in _cells(path, set())
+        for m in NUMBER_AFTER_MATH.finditer(source)
+    ]
+    assert not found, (
+        f"{path.name}: a number written after a formula keeps its hyphen-minus; "
+        f"put it inside the $...$: {found}"
+    )

@@ -151,9 +151,10 @@ def test_rhn_cell_vertical_draws_the_same_parts_bottom_to_top():
 
 def test_rhn_cell_brings_its_phone_drawing_and_a_phone_reads_it():
     """The chapter's figure (horizontal) carries the vertical drawing, which
-    the book serves to phones: its smallest text, subscripts aside, is at
-    least PHONE_TEXT_PX in a phone's column, where the laptop's drawing would
-    show its text at about 8 px (its subscripts at under 6)."""
+    the book serves to phones: its smallest text is at least PHONE_TEXT_PX in
+    a phone's column and its subscripts SCRIPT_PX, where the laptop's drawing
+    would show its text at about 9 px (its subscripts at about 6); on the
+    laptop, at its own width, its subscripts are SCRIPT_PX too."""
     import base64
 
     from rhn import plots
@@ -166,7 +167,10 @@ def test_rhn_cell_brings_its_phone_drawing_and_a_phone_reads_it():
     phone = base64.b64decode(narrow["png"])
     shown = min(narrow["width"], plots.PHONE_COLUMN_PX)
     assert plots.smallest_text_px(phone, shown) >= plots.PHONE_TEXT_PX
+    assert plots.smallest_script_px(phone, shown) >= plots.SCRIPT_PX
     laptop_on_phone = plots.smallest_text_px(png, plots.PHONE_COLUMN_PX)
-    assert laptop_on_phone < 0.8 * plots.PHONE_TEXT_PX
+    assert laptop_on_phone < 0.9 * plots.PHONE_TEXT_PX
+    assert plots.smallest_script_px(png, plots.PHONE_COLUMN_PX) < 7
+    assert plots.smallest_script_px(png, meta["width"]) >= plots.SCRIPT_PX
     assert len(plt.get_fignums()) == 1  # the phone's figure was closed
     plt.close(fig)

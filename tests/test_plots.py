@@ -224,3 +224,114 @@ def test_figure_png_is_sharp_records_its_smallest_text_and_says_its_width():
     assert plots.smallest_text_px(plain.getvalue(), 100) is None
     with pytest.raises(ValueError, match="PNG"):
         plots.png_facts(b"not a png")
+
+
+# --- superscripts and subscripts (the exponents of a log axis, $b_T$) -------------
+
+
+def test_smallest_script_reads_log_exponents_subscripts_and_nested_scripts():
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2], [1e-5, 1], label="RNN")
+        ax.legend()
+        # plain text and a linear axis: no scripts
+        assert plots.smallest_script_pt(fig) == float("inf")
+        # a log axis's tick labels are $10^{-5}$: the exponent at 0.7 of them
+        ax.set_yscale("log")
+        size = ax.yaxis.get_ticklabels()[0].get_fontsize()
+        assert plots.smallest_script_pt(fig) == pytest.approx(0.7 * size)
+        ax.yaxis.set_tick_params(labelsize=9)  # the book's old tick labels
+        assert plots.smallest_script_pt(fig) == pytest.approx(6.3)
+        # a legend's $b_T$ and a title's script of a script
+        ax.set_yscale("linear")
+        ax.legend(labels=["RHN $b_T = -2$"], fontsize=8)
+        assert plots.smallest_script_pt(fig) == pytest.approx(5.6)
+        ax.set_title("$x^{y^z}$", fontsize=10)
+        assert plots.smallest_script_pt(fig) == pytest.approx(4.9)
+        # hidden text and text that is not mathematics are not read
+        ax.title.set_visible(False)
+        ax.text(0.5, 0.5, "$5 and 10^3", fontsize=6)  # no pair of dollars
+        assert plots.smallest_script_pt(fig) == pytest.approx(5.6)
+
+
+def test_figure_png_records_its_smallest_script():
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.semilogy([1, 2], [1e-5, 1])
+        ax.yaxis.set_tick_params(labelsize=9)
+        png, meta = plots.figure_png(fig)
+        plain, _ = plots.figure_png(plt.subplots(figsize=(4, 3))[0])
+    # 6.3 pt at 100 CSS px per inch: 8.75 px, under the 9 px a script needs
+    px = plots.smallest_script_px(png, meta["width"])
+    assert px == pytest.approx(6.3 / 72 * 100, rel=0.01) and px < plots.SCRIPT_PX
+    assert plots.smallest_script_px(plain, 100) == float("inf")
+    # a PNG that does not record it (made before, or not by figure_png)
+    import io
+
+    from PIL import Image
+
+    bare = io.BytesIO()
+    Image.open(io.BytesIO(png)).save(bare, format="PNG")
+    assert plots.smallest_script_px(bare.getvalue(), 100) is None
+
+
+def test_the_style_draws_every_script_at_9_css_px_and_minus_signs():
+    """The book's style: the exponents of a log axis, a legend's subscript
+    and a title's superscript are at least 9 CSS px at the size the page
+    shows the figure (100 px per inch); the old 9 pt tick labels and legends
+    drew them at 6.3 pt, 8.75 px."""
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
+        ax.semilogy([1, 2], [1e-5, 1], label="RHN, $b_T = -2$")
+        ax.semilogy([1, 2], [1e-3, 1], label=r"$\rho(J)^n$")
+        ax.plot([-2, 2], [1e-2, 1e-1])
+        ax.set_title(r"$\|s^{[t]}\|$")
+        ax.legend()
+        png, meta = plots.figure_png(fig)
+        assert plots.smallest_script_px(png, meta["width"]) >= plots.SCRIPT_PX
+        # and a negative tick label has a true minus sign (U+2212)
+        fig.canvas.draw()
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        assert any("\u2212" in t for t in labels) and not any("-" in t for t in labels)
+    # the gradient-norm plot's legend (labels such as "RHN $b_T = 2$") too
+    with matplotlib.rc_context(plots.STYLE):
+        ax = plots.plot_gradient_norms({"RHN $b_T = 2$": [1.0, 1e-3, 1e-6]})
+        png, meta = plots.figure_png(ax.figure)
+        assert plots.smallest_script_px(png, meta["width"]) >= plots.SCRIPT_PX
+
+
+def test_log_axes_read_plain_numbers_where_short_and_powers_of_ten_elsewhere():
+    """use_style's log axes: 0.02, 0.03, ... on an axis that spans about a
+    decade (not 2 x 10^-2, 3 x 10^-2, whose exponents are small and whose
+    labels crowd a phone's drawing), powers of ten on an axis of 15 decades."""
+    from matplotlib.scale import LogScale, scale_factory
+
+    def labels(lo, hi, minor=False):
+        fig, ax = plt.subplots(figsize=(3, 4))
+        ax.semilogy([1, 2], [lo, hi])
+        ax.set_ylim(lo, hi)
+        fig.canvas.draw()
+        ticks = ax.yaxis.get_minorticklabels() if minor else ax.get_yticklabels()
+        shown = [t.get_text() for t in ticks if t.get_text()]
+        return shown, plots.smallest_script_pt(fig)
+
+    with matplotlib.rc_context():
+        plots.use_style()
+        scale = scale_factory("log", plt.figure().add_subplot().yaxis)
+        assert isinstance(scale, LogScale) and scale.name == "log"
+        major, script = labels(0.015, 0.21)
+        assert "$\\mathdefault{0.1}$" in major and script == float("inf")
+        minor, _ = labels(0.015, 0.21, minor=True)
+        assert "$\\mathdefault{0.03}$" in minor and "$\\mathdefault{0.2}$" in minor
+        assert labels(0.5, 300)[0][-2:] == [
+            "$\\mathdefault{100}$",
+            "$\\mathdefault{1000}$",
+        ]
+        powers, script = labels(1e-12, 1e3)
+        assert "$\\mathdefault{10^{-6}}$" in powers and script == pytest.approx(7.0)
+        # another base keeps matplotlib's labels
+        fig, ax = plt.subplots()
+        ax.set_yscale("log", base=2)
+        ax.set_ylim(1, 64)
+        fig.canvas.draw()
+        assert "$\\mathdefault{2^{3}}$" in [t.get_text() for t in ax.get_yticklabels()]

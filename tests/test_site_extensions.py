@@ -333,6 +333,143 @@ def test_a_figure_without_a_phone_drawing_scrolls_at_a_readable_width(tmp_path):
     assert narrow_figures.scroll_wide(out, tmp_path) == out
 
 
+def test_a_scrolling_figure_is_as_wide_as_its_scripts_need(tmp_path):
+    """The exponents of a log axis (0.7 of the tick labels) set the width a
+    figure without a phone drawing scrolls at: 9 px even where rhn-site.js
+    fits it to the column (its text at 9.5 px rather than 10.7)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    narrow_figures = pytest.importorskip("narrow_figures")
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 3))
+        ax.semilogy([1, 2], [1e-5, 1])
+        png = plots.figure_png(fig)[0]
+        plt.close(fig)
+    need = narrow_figures.readable_width(png)
+    assert plots.smallest_script_px(png, need) == pytest.approx(
+        narrow_figures.MIN_SCRIPT_PX
+    )
+    assert plots.smallest_text_px(png, need) > narrow_figures.MIN_TEXT_PX
+    fitted = need * 9.5 / narrow_figures.MIN_TEXT_PX  # rhn-site.js's fit
+    assert plots.smallest_script_px(png, fitted) == pytest.approx(plots.SCRIPT_PX)
+
+
+def test_narrow_png_draws_for_a_phone_a_figure_whose_scripts_are_small_there():
+    """A figure 4.3 in wide: in a phone's column its text is over 10.5 px but
+    the exponents of its log axis are under 9 px; its phone drawing has both."""
+    import base64
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    with matplotlib.rc_context(plots.STYLE):
+        fig, ax = plt.subplots(figsize=(4.3, 3.0), layout="constrained")
+        ax.semilogy([1, 40], [1e-9, 1], label="RHN $b_T = 2$")
+        ax.set(xlabel="lag $n$", ylabel="gradient norm")
+        ax.legend()
+        png, meta = plots.figure_png_for_phone(fig)
+        plt.close(fig)
+    column = plots.PHONE_COLUMN_PX
+    assert plots.smallest_text_px(png, column) >= plots.PHONE_TEXT_PX
+    assert plots.smallest_script_px(png, column) < plots.SCRIPT_PX
+    narrow = meta[plots.NARROW_KEY]
+    data = base64.b64decode(narrow["png"])
+    shown = min(narrow["width"], column)
+    assert plots.smallest_text_px(data, shown) >= plots.PHONE_TEXT_PX
+    assert plots.smallest_script_px(data, shown) >= plots.SCRIPT_PX
+
+
+def _growth_figure(labels, suptitle=None):
+    """Two panels sharing y, their legend under both, as figure 3.3."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(
+        1, 2, figsize=(7.2, 4.8), sharey=True, layout="constrained"
+    )
+    for ax, letter in zip(axes, "ab", strict=True):
+        for k, label in enumerate(labels):
+            ax.plot([0.5, 1, 1.5, 2], [0.5 + k, 1, 2, 3], "o-", label=label)
+        ax.set(xlabel="weight scale $g$", title=f"({letter}) orthogonal $R$")
+    axes[0].set_ylabel("growth factor per step")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center")
+    return fig
+
+
+def _phone_script_px(meta):
+    import base64
+
+    from rhn import plots
+
+    narrow = meta[plots.NARROW_KEY]
+    data = base64.b64decode(narrow["png"])
+    return plots.smallest_script_px(data, min(narrow["width"], plots.PHONE_COLUMN_PX))
+
+
+def test_narrow_png_breaks_a_legend_entry_wider_than_a_phone_onto_two_lines():
+    """A legend entry of some 60 characters with formulas would keep the
+    phone's drawing wider than its column (its scripts under 9 px there);
+    broken at a space outside the formulas it fits, and the figure keeps
+    its own labels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    labels = [
+        r"$\gamma\,\|R\|_2$, the bound",
+        r"estimate from the slopes: geometric mean over the steps of "
+        r"$g\,\mathrm{rms}_i\, f'(a^{[t]}_i)$",
+    ]
+    with matplotlib.rc_context(plots.STYLE):
+        fig = _growth_figure(labels)
+        _, meta = plots.figure_png_for_phone(fig)
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == labels
+        plt.close(fig)
+    assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+    assert _phone_script_px(meta) >= plots.SCRIPT_PX
+
+
+def test_narrow_png_breaks_the_longest_line_of_a_title_of_two_lines():
+    """Figure 3.3's title is two lines already; its longer one, wider than a
+    phone's drawing, is broken again (a third line), so the drawing fits the
+    column and its scripts are 9 px."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rhn import plots
+
+    two = (
+        "Per-step growth of the gradient:\nbound, Jacobian norms, estimate, measurement"
+    )
+    assert plots._split_in_two(two) == (
+        "Per-step growth of the gradient:\nbound, Jacobian norms,\n"
+        "estimate, measurement"
+    )
+    labels = [r"$\gamma\,\|R\|_2$, the bound", r"measured rate $q^{1/T}$"]
+    with matplotlib.rc_context(plots.STYLE):
+        fig = _growth_figure(labels, suptitle=two)
+        _, meta = plots.figure_png_for_phone(fig)
+        assert fig._suptitle.get_text() == two
+        plt.close(fig)
+    assert _phone_text_px(meta) >= plots.PHONE_TEXT_PX
+    assert _phone_script_px(meta) >= plots.SCRIPT_PX
+
+
 def _build_html(src, tmp_path):
     """Build the small Sphinx project in ``src`` to HTML; returns the folder."""
     sphinx_app = pytest.importorskip("sphinx.application")

@@ -478,3 +478,75 @@ def test_slider_readout_reads_to_a_500th_of_its_range():
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == ["0", "\u22122", "\u22122", "0.3", "0.617", "3"]
+
+
+def _controls_js(fig, moves: dict, later: dict) -> list[dict]:
+    """What each slider of ``fig`` holds, shows and tells a screen reader as
+    controls.js builds it, after each of ``moves`` (a reader's), and after
+    ``later`` is set from Python: tests/widget_controls.mjs under node."""
+    state = {"controls": fig.data["controls"], "values": fig.values}
+    proc = subprocess.run(
+        [NODE, str(ROOT / "tests" / "widget_controls.mjs")],
+        input=json.dumps({**state, "moves": moves, "set": later}),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@needs_node
+def test_every_slider_tells_a_screen_reader_the_value_it_shows():
+    """aria-valuetext is the readout, as the slider is built, moved and set
+    from Python: chapter 7's weight slider moves a factor of the package's
+    initialisation (1) and shows g (0.577); chapter 13's learning rate moves
+    log10 of it (-2) and shows 0.01. Without aria-valuetext a screen reader
+    announces the input's own value."""
+    figures = [
+        (
+            widgets.rhn_jacobian_widget(),
+            {"transform_bias": -2.5, "scale": 2.0, "depth": 4},
+            {"transform_bias": 1.0, "scale": 3.0, "depth": 5, "coupled": False},
+        ),
+        (
+            widgets.playground_widget(),
+            {"log_lr": -3.0, "transform_bias": -1.25, "seq_len": 50, "depth": 3},
+            {"log_lr": -1.0, "transform_bias": 2.0, "seq_len": 2, "depth": 1},
+        ),
+        (widgets.gradient_flow_widget(), {"transform_bias": 0.3}, {}),
+        (widgets.rnn_discs_widget(hidden_size=4), {"scale": 2.2}, {"scale": 0.5}),
+    ]
+    built = []
+    for fig, moves, later in figures:
+        steps = _controls_js(fig, moves, later)
+        assert [step["step"] for step in steps] == [
+            "built",
+            *(f"moved {name}" for name in moves),
+            "set",
+        ]
+        sliders = [c["name"] for c in fig.data["controls"] if c["type"] == "slider"]
+        for step in steps:
+            assert sorted(step["sliders"]) == sorted(sliders)
+            for name, got in step["sliders"].items():
+                assert got["valuetext"] == got["shown"], (step["step"], name, got)
+        built.append(steps[0]["sliders"])
+    # the two the review found: the value the input holds is not what it shows
+    g, lr = built[0]["scale"], built[1]["log_lr"]
+    assert (g["value"], g["valuetext"]) == ("1", "0.577")
+    assert (lr["value"], lr["valuetext"]) == ("-2", "0.01")
+
+
+def test_the_png_figures_write_a_negative_bias_with_a_minus_sign():
+    """The PNG beside a widget (shown without JavaScript) writes b_T = -2 as
+    the browser's drawing does, with a minus sign (U+2212), not a hyphen."""
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    widgets.rhn_jacobian_figure(ax, transform_bias=-2.0, hidden_size=4)
+    assert "b_T = \u22122," in ax.get_title() and "-" not in ax.get_title()
+    ax = Figure().subplots()
+    widgets.gradient_flow_figure(ax, transform_bias=-2.5, hidden_size=4, steps=5)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "RHN (D = 3, b_T = \u22122.5)" in labels, labels

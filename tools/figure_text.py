@@ -3,11 +3,17 @@
     python tools/figure_text.py executed.ipynb [...]
 
 For each PNG output made through ``rhn.plots.use_style`` (which records the
-figure's smallest font size in the PNG): the width the page shows it at
-(its own width, or the column's when it is wider) and its smallest text in
-CSS pixels there. The browser test (tests/browser/test_reader.py) measures
-the same on the built site; this is the quick check while writing a chapter.
-Exit status 1 when a figure's text is under 9 px or a figure lacks the record.
+figure's smallest font size and its smallest superscript or subscript in the
+PNG): the width the page shows it at (its own width, or the column's when it
+is wider), its smallest text and its smallest script (the ``-5`` of a log
+axis's ``10^{-5}``, the ``T`` of ``$b_T$``: mathematics draws them at 0.7 of
+their text) in CSS pixels there; and, for a figure with a phone drawing
+(``rhn:narrow``), the same in a phone's column. The browser tests
+(tests/browser/test_reader.py, test_phone.py) measure the same on the built
+site; this is the quick check while writing a chapter.
+Exit status 1 when a figure's text or script is under 9 px on the laptop, a
+phone drawing's text is under 10.5 px or its script under 9 px, or a figure
+lacks the record.
 """
 
 from __future__ import annotations
@@ -17,10 +23,60 @@ import json
 import sys
 from pathlib import Path
 
-from rhn.plots import png_facts, smallest_text_px
+from rhn.plots import (
+    NARROW_KEY,
+    PHONE_COLUMN_PX,
+    PHONE_TEXT_PX,
+    SCRIPT_PX,
+    png_facts,
+    smallest_script_px,
+    smallest_text_px,
+)
 
 COLUMN_PX = 757  # the chapter column at 1366 x 900 (sphinx-book-theme)
 MIN_PX = 9.0
+
+
+def _sizes(png: bytes, shown: float) -> tuple[float | None, float | None]:
+    return smallest_text_px(png, shown), smallest_script_px(png, shown)
+
+
+def _line(where: str, shown: float, text: float, script: float) -> str:
+    scripts = "none" if script == float("inf") else f"{script:.1f} px"
+    return f"{where}: shown {shown} px, smallest text {text:.1f} px, scripts {scripts}"
+
+
+def check(png: bytes, width: int | None, narrow: dict | None = None) -> list[str]:
+    """The lines :func:`report` prints for one figure, each ending in ``<``
+    and what is too small when something is."""
+    shown = min(width or png_facts(png)[0], COLUMN_PX)
+    text, script = _sizes(png, shown)
+    if text is None or script is None:
+        what = "text size" if text is None else "script size"
+        return [f"laptop: no recorded {what} (use_style?)   <"]
+    flags = []
+    if text < MIN_PX:
+        flags.append("text < 9 px")
+    if script < MIN_PX:
+        flags.append("script < 9 px")
+    lines = [_line("laptop", shown, text, script) + _flags(flags)]
+    if narrow:
+        data = base64.b64decode(narrow["png"])
+        shown = min(narrow["width"], PHONE_COLUMN_PX)
+        text, script = _sizes(data, shown)
+        if text is None or script is None:
+            return [*lines, "phone: no recorded text or script size   <"]
+        flags = []
+        if text < PHONE_TEXT_PX:
+            flags.append(f"text < {PHONE_TEXT_PX} px")
+        if script < SCRIPT_PX:
+            flags.append(f"script < {SCRIPT_PX:g} px")
+        lines.append(_line("phone", shown, text, script) + _flags(flags))
+    return lines
+
+
+def _flags(flags: list[str]) -> str:
+    return f"   < {', '.join(flags)}" if flags else ""
 
 
 def report(path: Path) -> list[str]:
@@ -32,20 +88,13 @@ def report(path: Path) -> list[str]:
             if "image/png" not in data or any("widget" in k for k in data):
                 continue  # a widget's PNG stand-in is not a figure of its own
             png = base64.b64decode(data["image/png"])
-            width = out.get("metadata", {}).get("image/png", {}).get("width")
-            shown = min(width or png_facts(png)[0], COLUMN_PX)
+            meta = out.get("metadata", {}).get("image/png", {})
             name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
             name = name.get("name", f"cell {i}")
-            px = smallest_text_px(png, shown)
-            if px is None:
-                print(f"{path.name} {name}: no recorded text size (use_style?)")
-                problems.append(name)
-                continue
-            flag = "" if px >= MIN_PX else "   < 9 px"
-            print(
-                f"{path.name} {name}: shown {shown} px, smallest text {px:.1f} px{flag}"
-            )
-            if px < MIN_PX:
+            lines = check(png, meta.get("width"), meta.get(NARROW_KEY))
+            for line in lines:
+                print(f"{path.name} {name} {line}")
+            if any("<" in line for line in lines):
                 problems.append(name)
     return problems
 

@@ -5,8 +5,9 @@
 
 For each PNG figure output made through ``rhn.plots.use_style``: whether it
 reads in a phone's column as it is, carries a phone drawing (``rhn:narrow``),
-fits the column with its text at least 9.5 px (the site fits it), or
-scrolls sideways; then one line per chapter with the counts.
+fits the column with its text at least 9.5 px and its superscripts and
+subscripts 9 px (the site fits it), or scrolls sideways; then one line per
+chapter with the counts.
 
 ``--why`` executes a copy of the chapter (the notebook is not rewritten) with
 :func:`rhn.plots.narrow_png` wrapped, counts the copy's figures, and prints
@@ -27,7 +28,9 @@ from rhn.plots import (
     NARROW_KEY,
     PHONE_COLUMN_PX,
     PHONE_TEXT_PX,
+    SCRIPT_PX,
     png_facts,
+    smallest_script_px,
     smallest_text_px,
 )
 
@@ -52,11 +55,18 @@ def figures(notebook: dict) -> list[tuple[str, str]]:
             name = name.get("name", f"cell {i}") + (f".{k}" if len(outputs) > 1 else "")
             px = smallest_text_px(png, shown)
             at_column = smallest_text_px(png, PHONE_COLUMN_PX)
+            # superscripts and subscripts: 9 px wherever the phone shows it
+            script = smallest_script_px(png, shown) or float("inf")
+            script_at_column = smallest_script_px(png, PHONE_COLUMN_PX)
             if NARROW_KEY in meta:
                 verdict = "phone drawing"
-            elif px is None or px >= PHONE_TEXT_PX:
+            elif px is None or (px >= PHONE_TEXT_PX and script >= SCRIPT_PX):
                 verdict = "reads as it is"
-            elif at_column is not None and at_column >= FITS_PX:
+            elif (
+                at_column is not None
+                and at_column >= FITS_PX
+                and (script_at_column or float("inf")) >= SCRIPT_PX
+            ):
                 verdict = f"fits ({at_column:.1f} px)"
             else:
                 verdict = f"scrolls ({px:.1f} px)"

@@ -67,8 +67,9 @@ def render_png(
             64), which makes a frame 3-4 times smaller (about 5-10 KB) with no
             visible change in these flat-coloured plots; ``None`` keeps full
             colour. The website stores hundreds of frames per page.
-        record_text: store the figure's smallest font size and its dpi in the
-            PNG (:data:`rhn.plots.SMALLEST_TEXT_KEY`), as the chapters'
+        record_text: store the figure's smallest font size, its smallest
+            script and its dpi in the PNG (:data:`rhn.plots.SMALLEST_TEXT_KEY`,
+            :data:`rhn.plots.SMALLEST_SCRIPT_KEY`), as the chapters'
             figures do, so that the site can show it where its text reads on
             a phone (default ``False``).
 
@@ -97,10 +98,11 @@ def render_png(
     if record_text:
         from PIL.PngImagePlugin import PngInfo
 
-        from ..plots import SMALLEST_TEXT_KEY, smallest_text_pt
+        from ..plots import text_record
 
         info = PngInfo()
-        info.add_text(SMALLEST_TEXT_KEY, f"{smallest_text_pt(fig):.2f}")
+        for key, value in text_record(fig).items():
+            info.add_text(key, value)
         extra = {"pnginfo": info, "dpi": (dpi, dpi)}
     image.save(out, format="PNG", compress_level=9, **extra)
     return out.getvalue()
@@ -197,7 +199,7 @@ def rhn_jacobian_figure(
     b, D = float(transform_bias), int(depth)
     kind = "coupled" if coupled else "uncoupled"
     g = scale * G_PACKAGE  # the weights' scale g, as the slider reads it
-    title = f"RHN, D = {D}, b_T = {b:g}, g = {g:.3g}, {kind}"
+    title = f"RHN, D = {D}, b_T = {_signed(b)}, g = {g:.3g}, {kind}"
     return _discs(plots, J, ax, view, title)
 
 
@@ -217,6 +219,12 @@ def fit_view(J: Any, most: float) -> float:
         float(eigenvalues(J).abs().max()),
     )
     return next((v for v in VIEWS if extent * 1.05 <= v <= most), most)
+
+
+def _signed(value: float) -> str:
+    """``value`` as the browser's figures write it: ``g`` format, a minus
+    sign (U+2212) rather than a hyphen."""
+    return f"{value:g}".replace("-", "\u2212")
 
 
 def _discs(plots: Any, J: Any, ax: Axes, view: float, title: str) -> Axes:
@@ -289,7 +297,7 @@ def gradient_flow_figure(
     lo, hi = _ylim(ylim)
     lags = np.arange(1, T + 1)  # the lag n of entry n - 1
     # plain-text labels: mathtext layout is a large part of a redraw
-    labels = {"rhn": f"RHN (D = {D}, b_T = {b:g})", "rnn": "RNN", "lstm": "LSTM"}
+    labels = {"rhn": f"RHN (D = {D}, b_T = {_signed(b)})", "rnn": "RNN", "lstm": "LSTM"}
     for name in ("rnn", "lstm", "rhn"):
         y = np.nan_to_num(curves[name], nan=hi, posinf=hi)
         y = np.clip(np.maximum(y, _FLOOR), lo, hi)

@@ -39,7 +39,7 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
 
 from playwright.sync_api import Browser  # noqa: E402
 
-from rhn.plots import smallest_text_px  # noqa: E402
+from rhn.plots import SCRIPT_PX, smallest_script_px, smallest_text_px  # noqa: E402
 
 from .common import OUT, SITE, Visit  # noqa: E402
 from .test_site import FIGURE_CLASS, PAGES, _widget_pages  # noqa: E402
@@ -234,13 +234,19 @@ def test_smallest_figure_text_is_9_px_laptop_and_10_5_px_phone(
     problems, smallest = [], {}
     for img in images:
         file = SITE / unquote(urlparse(img["src"]).path).lstrip("/")
-        px = smallest_text_px(file.read_bytes(), img["shown"])
+        data = file.read_bytes()
+        px = smallest_text_px(data, img["shown"])
         if px is None:
             continue  # not a figure of the book's style (checked in test_reader)
         smallest[Path(file).name] = round(px, 2)
         fitted = size == "phone" and img["fitted"]
         if px < (PHONE_FITTED_TEXT_PX if fitted else floor):
             problems.append(f"{Path(file).name}: smallest text {px:.1f} px")
+        # superscripts and subscripts (the 10^{-5} of a log axis, the T of
+        # $b_T$): 9 px at both sizes, fitted or not
+        script = smallest_script_px(data, img["shown"])
+        if script is None or script < SCRIPT_PX:
+            problems.append(f"{Path(file).name}: smallest script {script} px")
     for i, px in enumerate(charts):
         smallest[f"interactive chart {i + 1}"] = round(px, 2)
         if px < floor:

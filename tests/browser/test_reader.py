@@ -32,7 +32,7 @@ if not os.environ.get("RHN_BROWSER_TESTS"):
 
 from playwright.sync_api import Browser  # noqa: E402
 
-from rhn.plots import smallest_text_px  # noqa: E402
+from rhn.plots import SCRIPT_PX, smallest_script_px, smallest_text_px  # noqa: E402
 
 from .common import OUT, SITE, Visit  # noqa: E402
 from .test_site import FIGURE_CLASS, PAGES, _widget_pages  # noqa: E402
@@ -195,13 +195,17 @@ def test_figures_are_described_numbered_and_readable(
         if not img["notebook"] or img["fallback"]:
             continue
         file = ((SITE / page_path).parent / unquote(img["src"])).resolve()
-        px = smallest_text_px(file.read_bytes(), img["shown"])
-        if px is None:
-            problems.append(f"{name}: the PNG does not record its text size")
+        data = file.read_bytes()
+        px = smallest_text_px(data, img["shown"])
+        script = smallest_script_px(data, img["shown"])
+        if px is None or script is None:
+            problems.append(f"{name}: the PNG does not record its text sizes")
             continue
         smallest[name] = round(px, 2)
         if px < MIN_TEXT_PX:
             problems.append(f"{name}: smallest text {px:.1f} px < {MIN_TEXT_PX}")
+        if script < SCRIPT_PX:  # a superscript or subscript of its text
+            problems.append(f"{name}: smallest script {script:.1f} px < {SCRIPT_PX}")
     for caption in widget_captions:
         if not caption.startswith("Figure "):
             problems.append(

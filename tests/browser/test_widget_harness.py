@@ -233,3 +233,113 @@ def test_identity_discs_are_dots_on_axes_that_fit(browser, tmp_path) -> None:  #
         got = figure.evaluate(DISCS_JS)
         assert got["view"] == 3.2 and got["most"] == 3, got
         context.close()
+
+
+def _open_local(browser, url: str, viewport: tuple[int, int]):  # noqa: ANN001, ANN202
+    """The harness page at ``url`` in a new context of ``viewport``, every
+    request that leaves it refused; returns (context, page) once drawn."""
+    context = browser.new_context(
+        viewport={"width": viewport[0], "height": viewport[1]}
+    )
+    page = context.new_page()
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_() if route.request.url.startswith(url) else route.abort()
+        ),
+    )
+    page.goto(url + "index.html")
+    page.wait_for_selector(".rhn-widget[data-rhn-numbers] svg")
+    return context, page
+
+
+# the legend's box and, per curve, how many points of its segments (21 a
+# segment) fall inside it, in CSS px
+LEGEND_CROSSED_JS = """(r) => {
+    const svg = r.querySelector('svg.rhn-plot');
+    const L = svg.querySelector('.legend').getBoundingClientRect();
+    const m = svg.getScreenCTM();
+    const hits = {};
+    for (const line of svg.querySelectorAll('polyline')) {
+        const pts = [...line.points].map((p) => p.matrixTransform(m));
+        let n = 0;
+        for (let i = 1; i < pts.length; i++) {
+            for (let s = 0; s <= 20; s++) {
+                const x = pts[i - 1].x + ((pts[i].x - pts[i - 1].x) * s) / 20;
+                const y = pts[i - 1].y + ((pts[i].y - pts[i - 1].y) * s) / 20;
+                if (x >= L.left && x <= L.right && y >= L.top && y <= L.bottom) n++;
+            }
+        }
+        hits[line.getAttribute('class')] = n;
+    }
+    return {hits, legend: svg.querySelector('.legend').textContent};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [(390, 844), (1366, 900)], ids=["phone", "laptop"])
+def test_no_curve_crosses_the_gradient_legend(browser, tmp_path, viewport) -> None:  # noqa: ANN001
+    """Chapter 9's figure: the legend lies outside the plot, so no curve runs
+    through it at any bias (inside it, on a phone, the RHN's curve crossed it
+    from b_T = 0.5 up)."""
+    harness_page(widgets.gradient_flow_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, viewport)
+        figure = page.locator("#root")
+        for bias in (-10.0, -4.0, -2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 4.0, 10.0):
+            set_and_read(figure, {"transform_bias": bias})
+            got = figure.evaluate(LEGEND_CROSSED_JS)
+            assert "RHN" in got["legend"] and "LSTM" in got["legend"], got
+            assert not any(got["hits"].values()), (bias, got["hits"])
+        page.screenshot(path=OUT / f"harness-gradient-legend-{viewport[0]}.png")
+        context.close()
+
+
+TITLE_JS = """(r) => {
+    const svg = r.querySelector('svg.rhn-plot');
+    const frame = [...svg.querySelectorAll(':scope > rect')].pop();
+    const title = svg.querySelector(':scope > text');
+    const parts = [title, ...title.querySelectorAll('tspan')];
+    return {frame: frame.getBoundingClientRect().top,
+            title: Math.max(...parts.map((e) => e.getBoundingClientRect().bottom)),
+            text: title.textContent};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [(390, 844), (1366, 900)], ids=["phone", "laptop"])
+def test_the_disc_title_with_its_subscript_clears_the_frame(
+    browser, tmp_path, viewport
+) -> None:  # noqa: ANN001
+    """Chapter 7's title, "RHN, D = 2, b_T = -2, ...": the T of b_T (a
+    subscript) ended 2-3 px inside the plot's frame."""
+    harness_page(widgets.rhn_jacobian_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, viewport)
+        got = page.locator("#root").evaluate(TITLE_JS)
+        assert "bT = \u22122" in got["text"], got
+        assert got["title"] <= got["frame"] - 2, got
+        context.close()
+
+
+ARIA_JS = """(r) => [...r.querySelectorAll('input[type=range]')].map((i) => ({
+    name: i.name, value: i.value, valuetext: i.getAttribute('aria-valuetext'),
+    shown: i.parentElement.querySelector('output').textContent}))"""
+
+
+def test_sliders_tell_a_screen_reader_what_they_show(browser, tmp_path) -> None:  # noqa: ANN001
+    """aria-valuetext follows the readout as a slider moves: chapter 7's
+    weight slider holds 1 and shows g = 0.577."""
+    harness_page(widgets.rhn_jacobian_widget(hidden_size=H), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, (390, 844))
+        figure = page.locator("#root")
+        sliders = figure.evaluate(ARIA_JS)
+        scale = next(s for s in sliders if s["name"] == "scale")
+        assert (scale["value"], scale["valuetext"]) == ("1", "0.577"), scale
+        page.locator("input[name=scale]").fill("2.5")
+        page.locator("input[name=transform_bias]").fill("-3.25")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+        for slider in figure.evaluate(ARIA_JS):
+            assert slider["valuetext"] == slider["shown"], slider
+        scale = next(s for s in figure.evaluate(ARIA_JS) if s["name"] == "scale")
+        assert scale["valuetext"] == "1.44", scale
+        context.close()

@@ -116,17 +116,24 @@ export function buildControls(parent, specs, values, onChange) {
       input.id = id;
       label.htmlFor = id;
       const out = document.createElement("output");
-      out.textContent = readout(spec, values[spec.name]);
+      // a screen reader announces what the readout shows (g, not the factor
+      // the slider moves; 0.01, not its log10 -2), as it moves
+      const show = (v) => {
+        const text = readout(spec, v);
+        out.textContent = text;
+        input.setAttribute("aria-valuetext", text);
+      };
+      show(values[spec.name]);
       keepOnScroll(input);
       input.addEventListener("input", () => {
         const v = spec.integer ? Math.round(Number(input.value)) : Number(input.value);
-        out.textContent = readout(spec, v);
+        show(v);
         onChange(spec.name, v);
       });
       row.append(input, out);
       setters[spec.name] = (v) => {
         input.value = v;
-        out.textContent = readout(spec, v);
+        show(v);
       };
     } else {
       const group = document.createElement("div");

@@ -110,9 +110,12 @@ export function spectrumPlot(parent, { view, n }) {
   // view) that holds the discs, the eigenvalues and the unit circle, so that
   // small content (the identity's radius-0 discs at g) is not lost in ±3
   const xs = [-view, view], ys = [-view, view];
+  // the title's baseline at 20 and the frame at 40: room for a subscript
+  // (the T of b_T drops about 0.35 em, to 26, then its descent)
+  const height = size + 20;
   const f = frame(parent, {
-    width: size, height: size + 10,
-    margin: { left: 52, right: 12, top: 30, bottom: 50 },
+    width: size, height,
+    margin: { left: 52, right: 12, top: 40, bottom: 50 },
     x: xs, y: ys, tickPx: 14,
   });
   let shown = null;
@@ -148,7 +151,7 @@ export function spectrumPlot(parent, { view, n }) {
     eigs.push(svgEl("path", { stroke: COLORS.eigenvalue, "stroke-width": 2, fill: "none", class: "eig" }, eigGroup));
   }
   const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": label + 1 });
-  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, size + 4, { "text-anchor": "middle", "font-size": label });
+  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle", "font-size": label });
   xlabel.textContent = "Re λ";
   const ylabel = text(f.svg, 14, (f.inner.y0 + f.inner.y1) / 2, {
     "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`, "font-size": label,
@@ -212,9 +215,14 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
   // the 13-unit labels at 7.2 px: there the plot is drawn 400 units wide
   // (labels at 11 px and more), for the laptop's column 620 (at 13 px)
   const phone = typeof window !== "undefined" && window.matchMedia?.("(max-width: 600px)").matches;
-  const width = phone ? 400 : 620, height = phone ? 360 : 400;
+  // the legend goes under the x label, outside the plot, where no curve can
+  // cross it (inside, the RHN's curve ran through it at most settings of
+  // b_T from 0 up): one row on a laptop, the RHN on a row of its own on a phone
+  const rows = phone ? [names.slice(0, -1), names.slice(-1)] : [names];
+  const legendHeight = 8 + 18 * rows.length;
+  const width = phone ? 400 : 620, height = (phone ? 360 : 400) + legendHeight;
   const f = frame(parent, {
-    width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 },
+    width, height, margin: { left: 64, right: 14, top: 30, bottom: 46 + legendHeight },
     x: [x0, xmax], y: ylim, logY: true, tickPx: 13,
   });
   const lo = Math.ceil(Math.log10(ylim[0])), hi = Math.floor(Math.log10(ylim[1]));
@@ -238,19 +246,34 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
     }, f.plot);
   }
   setText(text(f.svg, width / 2, 20, { "text-anchor": "middle", "font-size": 14 }), title);
-  text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle" }).textContent = xlabel;
+  text(f.svg, (f.inner.x0 + f.inner.x1) / 2, f.inner.y0 + 40, { "text-anchor": "middle" }).textContent = xlabel;
   const cy = (f.inner.y0 + f.inner.y1) / 2;
   text(f.svg, 14, cy, { "text-anchor": "middle", transform: `rotate(-90 14 ${cy})` }).textContent = ylabel;
-  const legend = svgEl("g", {}, f.svg);
-  const legendText = {};
-  names.forEach((name, i) => {
-    const y = f.inner.y0 - 14 - 18 * (names.length - 1 - i);
-    svgEl("line", {
-      x1: f.inner.x0 + 10, x2: f.inner.x0 + 34, y1: y - 4, y2: y - 4,
-      stroke: COLORS[name], "stroke-width": 2.5, "stroke-dasharray": DASHES[name] || "",
-    }, legend);
-    legendText[name] = text(legend, f.inner.x0 + 40, y, { "font-size": 13 });
+  const legend = svgEl("g", { class: "legend" }, f.svg);
+  const legendLine = {}, legendText = {};
+  rows.forEach((row, r) => {
+    const y = f.inner.y0 + 64 + 18 * r;
+    for (const name of row) {
+      legendLine[name] = svgEl("line", {
+        y1: y - 4, y2: y - 4,
+        stroke: COLORS[name], "stroke-width": 2.5, "stroke-dasharray": DASHES[name] || "",
+      }, legend);
+      legendText[name] = text(legend, 0, y, { "font-size": 13 });
+    }
   });
+  // each entry of a row after the label before it: 8 units a character, more
+  // than 13-unit text takes
+  const placeLegend = (labels) => {
+    for (const row of rows) {
+      let x = f.inner.x0;
+      for (const name of row) {
+        legendLine[name].setAttribute("x1", x);
+        legendLine[name].setAttribute("x2", x + 24);
+        legendText[name].setAttribute("x", x + 30);
+        x += 30 + 8 * String(labels[name]).length + 18;
+      }
+    }
+  };
 
   return function update(curves, labels) {
     for (const name of names) {
@@ -265,6 +288,7 @@ export function logCurvesPlot(parent, { names, xmax, ylim, xlabel, ylabel, title
       lines[name].setAttribute("points", pts.join(" "));
       setText(legendText[name], labels[name]);
     }
+    placeLegend(labels);
     f.svg.setAttribute(
       "aria-label",
       `${title}: ${names.map((name) => labels[name]).join(", ")}; ${ylabel} on a log scale against ${xlabel}`,
