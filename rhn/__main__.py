@@ -484,6 +484,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         raise
     except TrainingInterrupted as stop:
         print(f"{prog}: {stop}", file=sys.stderr)
+        for note in getattr(stop, "__notes__", []):  # the replaced run put back
+            print(f"{prog}: {note.removeprefix('rhn.train: ')}", file=sys.stderr)
         if stop.checkpoint is not None:
             command = _command_line(task, args, str(stop.checkpoint))
             print(f"resume with: {command}", file=sys.stderr)

@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from . import _checks, _cli, _io, results
-from .tasks import get_task
+from .tasks import Task, get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.config import generate, reads_field
 from .train.model import check_memory
@@ -253,6 +253,27 @@ def _resumable(
     return old
 
 
+def _plain(value: Any) -> Any:
+    """A grid value as the record stores it: a task of your own by its name
+    (a run's config names it so too), anything else as it is."""
+    return value.name if isinstance(value, Task) else value
+
+
+def _refuse_same_names(grid: dict[str, list[Any]]) -> None:
+    """Refuse two different tasks of one name in a grid: the record, which
+    names them, could not tell their runs apart."""
+    for field, values in grid.items():
+        named: dict[Any, Any] = {}
+        for value in values:
+            other = named.setdefault(_plain(value), value)
+            if other is not value and isinstance(value, Task):
+                raise ValueError(
+                    f"grid: two values of {field!r} are tasks named "
+                    f"{value.name!r}; the record names tasks, so give each its "
+                    "own name (tensor_task(..., name=...))"
+                )
+
+
 def _short_json(value: Any, limit: int = 120) -> str:
     """``value`` as compact JSON, cut to ``limit`` characters."""
     text = json.dumps(value, separators=(",", ":"), default=repr)
@@ -455,6 +476,7 @@ def _sweep(
         raise FileExistsError(f"out: {str(path)!r} exists; " + _existing_advice(path))
     if resume:  # the same grid and seeds in another order: the record's order
         grid, seeds = _recorded_order(path, grid, seeds)  # type: ignore[arg-type]
+    _refuse_same_names(grid)
     settings = _settings(base, grid)
     # Build every config first, so that a bad value fails before any training.
     plan = [(s, seed, _config(base, s, seed)) for s in settings for seed in seeds]
@@ -488,7 +510,7 @@ def _sweep(
         "command": command,
         "call": {
             "base": base.to_dict(),
-            "grid": grid,
+            "grid": {k: [_plain(v) for v in values] for k, values in grid.items()},
             "seeds": seeds,
         },
         "environment": _environment(),
@@ -524,7 +546,7 @@ def _sweep(
         history = {k: full[k] for k in _HISTORY_KEYS if k in full}
         record["runs"].append(
             {
-                "setting": setting,
+                "setting": {k: _plain(v) for k, v in setting.items()},
                 "seed": seed,
                 "config": config.to_dict(),
                 "metrics": metrics,
@@ -615,7 +637,7 @@ def steps_to_reach(run: Mapping[str, Any], threshold: float) -> int | None:
     threshold = _checks.real("threshold", threshold)
     history = run["history"]
     for step, loss in zip(history["eval_step"], history["test_loss"], strict=True):
-        if loss < threshold:
+        if loss is not None and loss < threshold:  # None: a NaN or inf, stored as null
             return int(step)
     return None
 
@@ -644,7 +666,10 @@ def eval_curve(run: Any) -> tuple[list[int], list[float]]:
             f"(valid_loss or test_loss), keys {sorted(history)}"
         )
     losses = history[key]
-    return [int(s) for s in history["eval_step"]], [float(v) for v in losses]
+    # a record stores a NaN or infinite loss as null (strict JSON): NaN again
+    return [int(s) for s in history["eval_step"]], [
+        math.nan if v is None else float(v) for v in losses
+    ]
 
 
 def core_parameters(run: Mapping[str, Any]) -> int:

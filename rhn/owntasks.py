@@ -161,6 +161,8 @@ def _check_split(
             "per sequence or step: that is regression (float targets); class "
             f"targets are {_split_layout(batch_first, readout, None)}"
         )
+    if classify and y.dtype != torch.long:  # int32 or uint8 labels: what the loss takes
+        y = y.long()
     if readout == "all" and batch_first:
         y = y.transpose(0, 1)
     if m is None and step_mask is not None:

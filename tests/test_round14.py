@@ -437,3 +437,188 @@ def test_a_stash_holding_the_folders_checkpoint_is_never_called_deletable(
     assert "delete it" not in err and "move checkpoint.pt" in err, err
     assert err.count("\n") == 1
     assert CLI  # the tiny options, unused: the resume keeps the run's own
+
+
+# --- the second hostile round of this session (cases C1-C68) -----------------
+
+
+def test_a_sweep_over_an_own_task_writes_its_record(tmp_path):
+    """C8: a grid of a built-in and an own task trained its first run, then
+    failed to write the record ("Task is not JSON serializable")."""
+    from rhn.experiments import load_sweep, select, sweep
+
+    own = _own_task("mine", torch.randn(40, 6, 2), torch.randn(40), "mse", 1)
+    path = tmp_path / "s.json"
+    sweep(tiny(steps=2, eval_every=1), {"task": ["adding", own]}, [0], out=path)
+    record = load_sweep(path)
+    assert record["call"]["grid"] == {"task": ["adding", "mine"]}
+    assert [r["setting"]["task"] for r in record["runs"]] == ["adding", "mine"]
+    assert len(select(record, task="mine")) == 1
+
+
+def test_two_tasks_of_one_name_in_a_grid_are_refused(tmp_path):
+    """C7: two tensor_tasks of the default name made one group of mixed runs."""
+    from rhn.experiments import sweep
+
+    a = tensor_task(torch.randn(40, 6, 2), torch.randn(40), batch_first=True)
+    b = tensor_task(torch.randn(40, 6, 2), torch.randn(40) * 100, batch_first=True)
+    with pytest.raises(ValueError, match="tasks named 'tensors'"):
+        sweep(tiny(steps=2, eval_every=1, seq_len=6), {"task": [a, b]}, [0])
+
+
+def test_early_stopping_judges_divergence_by_the_model_it_returns(tmp_path):
+    """C6: with patience the metrics' test_loss was the best evaluation's but
+    ``diverged`` came from the last, which a huge learning rate had blown up."""
+    config = tiny(
+        steps=30, eval_every=1, patience=100, lr=3.0, clip=0.0, lr_schedule="constant"
+    )
+    result = train(config)
+    assert result.metrics["test_loss"] == min(result.history["test_loss"])
+    worst = max(result.history["test_loss"])
+    assert worst > 10 * result.metrics["baseline"]  # it did blow up later
+    assert result.metrics["diverged"] is False  # but the model returned did not
+
+
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("lr_schedule", "linear", "lr_schedule must be one of"),
+        ("clip", -1, "clip and weight_decay must be >= 0"),
+        ("patience", -1, "patience must be an int >= 0"),
+        ("steps", 0, "steps must be an int >= 1"),
+        ("seed", -3, "seed must be an int >= 0, got -3"),
+    ],
+)
+def test_a_field_set_after_the_config_is_checked_by_train(field, value, words):
+    """C68/C69: a field changed on the config object skipped every check."""
+    config = tiny(steps=2, eval_every=1)
+    setattr(config, field, value)
+    with pytest.raises(ValueError, match=words):
+        train(config)
+
+
+def test_a_changed_file_of_training_batches_is_refused(tmp_path):
+    """C1: a task whose batches (generator path) and held-out sets (seed
+    path) come from two files: the training file changed unseen."""
+    train_rows = torch.randn(500, 6, 2, generator=torch.Generator().manual_seed(0))
+    test_rows = torch.randn(100, 6, 2, generator=torch.Generator().manual_seed(1))
+
+    def two_files(rows_train):
+        def generate(batch_size, seq_len, seed=0, generator=None, **kwargs):
+            rows = rows_train if generator is not None else test_rows
+            g = generator or torch.Generator().manual_seed(seed)
+            x = rows[torch.randint(0, len(rows), (batch_size,), generator=g)]
+            return x.transpose(0, 1), x[:, :, 0].sum(1)
+
+        return Task(
+            name="files",
+            generate=generate,
+            input_size=2,
+            output_size=1,
+            loss="mse",
+            readout="last",
+            baseline=lambda seq_len: 1.0,
+        )
+
+    config = tiny(
+        task=two_files(train_rows), steps=2, eval_every=1, out=str(tmp_path / "r")
+    )
+    train(config)
+    more = dataclasses.replace(config, task=two_files(train_rows * 3), steps=4)
+    with pytest.raises(ValueError, match="other data"):
+        train(more, resume=tmp_path / "r")
+
+
+@pytest.mark.parametrize(
+    "labels, words",
+    [
+        (torch.full((50,), -100), "class label -100"),
+        (torch.arange(50) % 4 - 1, "class label -1"),
+        ((torch.arange(50) % 4).int(), "torch.int32 .*torch.long"),
+    ],
+)
+def test_class_labels_the_loss_cannot_take_are_one_line(labels, words):
+    """C66, C67, C34: ignore_index labels, negative labels, int32 labels."""
+    task = _own_task("classes", torch.randn(50, 6, 2), labels, "cross_entropy", 4)
+    with pytest.raises(ValueError, match=words):
+        train(tiny(task=task, steps=2, eval_every=1))
+
+
+def test_tensor_task_takes_int32_labels():
+    x = torch.randn(60, 6, 2)
+    labels = (torch.arange(60) % 3).int()
+    result = train(
+        tiny(
+            task=tensor_task(x, labels, batch_first=True),
+            seq_len=6,
+            steps=2,
+            eval_every=1,
+        )
+    )
+    assert result.metrics["valid_accuracy"] is not None
+
+
+def test_a_learning_rate_that_overflows_adam_is_refused_up_front():
+    """C2: --lr 4e37 passed the check, then Adam overflowed with a traceback."""
+    from rhn.train import TrainConfig
+
+    with pytest.raises(ValueError, match="lr must be at most"):
+        TrainConfig(lr=4e37)
+
+
+def test_a_task_of_sparse_tensors_is_one_line():
+    """C31: sparse inputs gave a traceback from the fingerprint code."""
+
+    def generate(batch_size, seq_len, seed=0, generator=None, **kwargs):
+        g = generator or torch.Generator().manual_seed(seed)
+        x = torch.randn(seq_len, batch_size, 2, generator=g)
+        return x.to_sparse(), x[:, :, 0].sum(0)
+
+    task = Task(
+        name="sparse",
+        generate=generate,
+        input_size=2,
+        output_size=1,
+        loss="mse",
+        readout="last",
+        baseline=lambda seq_len: 1.0,
+    )
+    with pytest.raises(ValueError, match="sparse"):
+        train(tiny(task=task, steps=2, eval_every=1))
+
+
+def test_the_record_helpers_read_a_loss_stored_as_null():
+    """C10: a NaN or infinite loss is null in a record; the helpers raised."""
+    import math
+
+    from rhn.experiments import eval_curve, steps_to_reach
+
+    run = {"history": {"eval_step": [1, 2, 3], "test_loss": [None, 0.5, 0.001]}}
+    assert steps_to_reach(run, 0.01) == 3
+    steps, losses = eval_curve(run)
+    assert steps == [1, 2, 3] and math.isnan(losses[0]) and losses[2] == 0.001
+
+
+def test_an_overwrite_stopped_before_its_first_checkpoint_puts_the_run_back(
+    tmp_path,
+):
+    """C51: Ctrl-C on an --overwrite before its first checkpoint wrote the new
+    run's checkpoint, which deleted the finished run it was replacing."""
+    import os
+    import signal
+
+    from rhn.train import TrainingInterrupted
+
+    out, config = _finished(tmp_path)
+    before = contents(out)
+
+    def stop(event):
+        if event["step"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    again = dataclasses.replace(config, seed=1, steps=50, checkpoint_every=0)
+    with pytest.raises(TrainingInterrupted) as caught:
+        train(again, overwrite=True, callback=stop)
+    assert caught.value.checkpoint is None
+    assert "is back in place" in " ".join(caught.value.__notes__)
+    assert contents(out) == before

@@ -49,6 +49,10 @@ _TRAINING_DEVICES = ("cpu", "cuda", "mps")
 MAX_WEIGHT_DECAY = 1e4
 """The largest ``weight_decay`` a config takes (Adam's L2 term in float32)."""
 
+MAX_LR = 1e30
+"""The largest learning rate a run takes: Adam moves a weight by about ``lr``
+per step, and float32 ends near 3.4e38, so a larger one overflows at once."""
+
 # Config fields that only some models read (every other field is read by all).
 _READ_BY: dict[str, tuple[str, ...]] = {
     "depth": ("rhn", "dtrnn"),
@@ -242,6 +246,11 @@ class TrainConfig:
         )
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.lr > MAX_LR:
+            raise ValueError(
+                f"lr must be at most {MAX_LR:g} (an Adam step moves a weight by "
+                f"about lr: more overflows float32 at the first step), got {self.lr:g}"
+            )
         self.lr_schedule = _checks.choice(
             "lr_schedule", self.lr_schedule, ["constant", "cosine"]
         )
@@ -488,8 +497,9 @@ a config's :meth:`TrainConfig.to_dict` also gives (``task_fingerprint_4``)."""
 def task_fingerprint(task: Task, seq_len: int, sample: int = FINGERPRINT_SAMPLE) -> str:
     """A short hash of an own task's data: its ``fingerprint`` if it has one
     (:func:`rhn.owntasks.tensor_task`), else its sizes and
-    :data:`FINGERPRINT_SAMPLE` sequences it generates from a fixed seed (and
-    as many of each held-out split). A sample: a task that draws from data of
+    :data:`FINGERPRINT_SAMPLE` sequences it generates from a fixed seed, as
+    many from a generator of a fixed seed (the path training batches take),
+    and as many of each held-out split. A sample: a task that draws from data of
     its own (a file) and changes a few rows that the sample misses keeps its
     fingerprint; such a task sets ``fingerprint`` to a hash of its data."""
     from .. import _io
@@ -497,12 +507,16 @@ def task_fingerprint(task: Task, seq_len: int, sample: int = FINGERPRINT_SAMPLE)
     if task.fingerprint is not None:
         return task.fingerprint
     parts: list[Any] = [task.input_size, task.output_size, task.loss, task.readout]
-    splits: list[dict[str, Any]] = [{}]
+    splits: list[dict[str, Any]] = [{"seed": 0}]
     if task.held_out is not None:
-        splits += [{"split": name} for name in task.held_out if name is not None]
+        splits += [{"seed": 0, "split": n} for n in task.held_out if n is not None]
+    if sample != LEGACY_SAMPLE and task.held_out is None:
+        # training batches come from the generator path, which a task may
+        # draw from other data than the seed path's held-out sets
+        splits.append({"generator": torch.Generator().manual_seed(0)})
     for extra in splits:
         try:
-            parts += list(generate(task, sample, seq_len, seed=0, **extra))
+            parts += list(generate(task, sample, seq_len, **extra))
         except Exception as err:  # training will report it; the hash notes it
             parts.append(type(err).__name__)
     # a record made before the sample grew holds the hash of 4, unnamed

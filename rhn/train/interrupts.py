@@ -31,13 +31,19 @@ class TrainingInterrupted(KeyboardInterrupt):
             SIGINT, 143 for SIGTERM, 129 for SIGHUP).
     """
 
-    def __init__(self, signum: int, step: int, checkpoint: Path | None) -> None:
+    def __init__(
+        self,
+        signum: int,
+        step: int,
+        checkpoint: Path | None,
+        why_none: str = "config.out is None",
+    ) -> None:
         self.signum, self.step, self.checkpoint = signum, step, checkpoint
         self.exit_code = 128 + signum
         where = (
             f"checkpoint written to {checkpoint}"
             if checkpoint is not None
-            else "no checkpoint written (config.out is None)"
+            else f"no checkpoint written ({why_none})"
         )
         name = signal.Signals(signum).name
         super().__init__(f"training interrupted by {name} after step {step}; {where}")

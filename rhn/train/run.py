@@ -11,6 +11,7 @@ handling) and ``finish``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -204,6 +205,9 @@ def train(
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    # a field set after the config was made (config.lr = ...) is checked as
+    # one given to TrainConfig: the checks run again on a copy
+    config = dataclasses.replace(config)
     _checks.boolean("overwrite", overwrite)
     if torch.is_inference_mode_enabled():  # torch.no_grad() is fine: it trains
         raise RuntimeError(
@@ -309,9 +313,10 @@ def train(
             return run.finish()
     except BaseException as err:
         if records.restore_aside(lock):  # failed before its first record
+            how = "was stopped" if isinstance(err, TrainingInterrupted) else "failed"
             err.add_note(
                 f"rhn.train: the run that overwrite was to replace in {str(out)!r} "
-                "is back in place: this run failed before its first checkpoint"
+                f"is back in place: this run {how} before its first checkpoint"
             )
         raise
     finally:
@@ -1176,10 +1181,15 @@ class _Run:
     def interrupted(self) -> TrainingInterrupted:
         """Checkpoint the run stopped by a signal; the exception to raise."""
         checkpoint = None
-        if self.config.out is not None:
+        # a run that --overwrite started keeps no checkpoint of its own before
+        # its first: the run it was to replace goes back in place (train)
+        if self.config.out is not None and not self._replacing():
             self.save_checkpoint(stop_if_moved=False)
             checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME
-        return TrainingInterrupted(self.signal, self.step, checkpoint)
+        why = "config.out is None"
+        if self.config.out is not None and checkpoint is None:
+            why = "stopped before the first checkpoint of a run that overwrite started"
+        return TrainingInterrupted(self.signal, self.step, checkpoint, why)
 
     def _progress_bar(self) -> Any:
         """A ``tqdm`` bar starting at the current step, or ``None``."""
@@ -1205,24 +1215,29 @@ class _Run:
                 postfix[label] = f"{self.history['test_loss'][-1]:.4f}"
             bar.set_postfix(postfix, refresh=False)
 
+    def _too_far(self, loss: float | None) -> bool:
+        """Whether a held-out ``loss`` counts as diverged: not finite, or
+        more than ``DIVERGED_FACTOR`` baselines (a baseline of 0, constant
+        targets, leaves nothing to compare)."""
+        if loss is None:
+            return False
+        if not math.isfinite(loss):
+            return True
+        baseline = self.baseline
+        return (
+            math.isfinite(baseline)
+            and baseline > 0
+            and (loss > DIVERGED_FACTOR * baseline)
+        )
+
     def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:
         """The summary of the run as it stands (written to ``metrics.json``)."""
         history = self.history
         test_loss = history["test_loss"][-1] if history["test_loss"] else None
         baseline = self.baseline
-        diverged = diverged or (
-            test_loss is not None
-            and not (
-                math.isfinite(test_loss)
-                # a baseline of 0 (constant targets) leaves nothing to
-                # compare
-                and (
-                    not math.isfinite(baseline)
-                    or baseline <= 0
-                    or test_loss <= DIVERGED_FACTOR * baseline
-                )
-            )
-        )
+        if self.best is not None and error is None:  # early stopping: the model
+            test_loss = self.best["loss"]  # returned is the best evaluation's
+        diverged = diverged or self._too_far(test_loss)
         metrics: dict[str, Any] = {
             "task": self.task.name,
             "model": self.config.model,
@@ -1328,14 +1343,24 @@ def _check_generated(task: Any, batch: Any, model: torch.nn.Module) -> None:
 
 
 def _refuse_dataless(task: Task, batch: Any) -> None:
-    """Refuse a batch of tensors on the ``meta`` device: shapes, no data."""
-    if isinstance(batch, (tuple, list)) and any(
-        isinstance(t, torch.Tensor) and t.device.type == "meta" for t in batch
-    ):
+    """Refuse a batch of tensors on the ``meta`` device (shapes, no data) or
+    not dense (sparse): the training loop takes plain tensors."""
+    tensors = (
+        [t for t in batch if isinstance(t, torch.Tensor)]
+        if isinstance(batch, (tuple, list))
+        else []
+    )
+    if any(t.device.type == "meta" for t in tensors):
         raise ValueError(
             f"task {task.name!r}: its generate returned tensors on the meta "
             "device, which hold shapes but no data: return tensors on the CPU "
             "(or on the device it is given)"
+        )
+    sparse = next((t.layout for t in tensors if t.layout != torch.strided), None)
+    if sparse is not None:
+        raise ValueError(
+            f"task {task.name!r}: its generate returned a {sparse} tensor; the "
+            "training loop takes dense tensors: return x.to_dense()"
         )
 
 
@@ -1476,9 +1501,7 @@ def _check_batch_form(
     wrong = None
     if task.loss == "mse" and not y.is_floating_point():
         wrong = "a floating dtype (torch.float32) for its mse loss"
-    elif task.loss == "cross_entropy" and (
-        y.is_floating_point() or y.is_complex() or y.dtype == torch.bool
-    ):
+    elif task.loss == "cross_entropy" and y.dtype != torch.long:
         wrong = "integer class labels (torch.long) for its cross_entropy loss"
     if wrong is not None:
         raise ValueError(
@@ -1493,7 +1516,15 @@ def _check_batch_form(
             f"but the task's input_size is {task.input_size}: make them agree"
         )
     if labels and task.loss == "cross_entropy" and y.numel():
-        top = int(y.max())  # (on a GPU a wait: the caller says when to look)
+        low = int(y.min())  # (on a GPU a wait: the caller says when to look)
+        if low < 0:
+            raise ValueError(
+                f"task {task.name!r}: its generate returned the class label "
+                f"{low} ({what}); labels run from 0 to output_size - 1 = "
+                f"{task.output_size - 1} (to leave steps out of the loss, give "
+                "the batch a mask instead of PyTorch's ignore_index)"
+            )
+        top = int(y.max())
         if top >= task.output_size:
             raise ValueError(
                 f"task {task.name!r}: its generate returned the class label "
