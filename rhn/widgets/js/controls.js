@@ -46,7 +46,13 @@ export const fmt = (v) => Number(Number(v).toPrecision(3)).toString();
 // the RHN figure's slider sets a multiple of the initialisation and reads g);
 // a slider of log10 of a quantity (spec.power_of_ten) shows the quantity
 export function readout(spec, value) {
-  if (spec.power_of_ten) return fmt(10 ** value).replace(/-/g, "\u2212");
+  if (spec.power_of_ten) {
+    // below a thousandth, two digits: 0.00032 fits the readout's box on a
+    // phone, 0.000316 did not
+    const q = 10 ** value;
+    const digits = q < 1e-3 ? Number(q.toPrecision(2)).toString() : fmt(q);
+    return digits.replace(/-/g, "\u2212");
+  }
   let shown = value * (spec.shown_per_unit ?? 1);
   // a continuous slider reads to a 500th of its range: a tap near 0 reads
   // 0, not -0.000676 (the figure still gets the exact value)

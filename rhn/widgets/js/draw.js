@@ -69,17 +69,23 @@ function frame(parent, { width, height, margin, x, y, logY = false, tickPx = 12 
   return { svg, grid, plot, px, py, inner, tickPx };
 }
 
+function setLabel(el, label) {
+  if (typeof label !== "object") return setText(el, label);
+  el.replaceChildren(document.createTextNode(label.base));
+  svgEl("tspan", { dy: "-0.4em", "font-size": "0.9em" }, el).textContent = label.exponent;
+}
+
 function tick(f, axis, value, label) {
   const { grid, px, py, inner, tickPx } = f;
   const attrs = { stroke: "#ddd", "stroke-width": 1 };
   if (axis === "x") {
     svgEl("line", { x1: px(value), x2: px(value), y1: inner.y0, y2: inner.y1, ...attrs }, grid);
     const t = svgEl("text", { x: px(value), y: inner.y0 + 4 + tickPx, "text-anchor": "middle", "font-size": tickPx }, grid);
-    setText(t, label);
+    setLabel(t, label);
   } else {
     svgEl("line", { x1: inner.x0, x2: inner.x1, y1: py(value), y2: py(value), ...attrs }, grid);
     const t = svgEl("text", { x: inner.x0 - 6, y: py(value) + tickPx / 3, "text-anchor": "end", "font-size": tickPx }, grid);
-    setText(t, label);
+    setLabel(t, label);
   }
 }
 
@@ -202,8 +208,10 @@ export function spectrumPlot(parent, { view, n }) {
   };
 }
 
-const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
-const powerOfTen = (e) => "10" + String(e).split("").map((c) => SUPERSCRIPT[c]).join("");
+// 10 to the power e as a tick label: the exponent a raised tspan at 0.9 of
+// the label's size (Unicode superscript digits drew at about 0.6 of it, under
+// 9 CSS px on a phone)
+const powerOfTen = (e) => ({ base: "10", exponent: String(e).replace("-", "\u2212") });
 
 /**
  * Curves on a log y axis (gradient norm versus lag), the SVG counterpart of

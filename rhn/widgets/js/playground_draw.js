@@ -87,6 +87,25 @@ export function powerOfTen(e) {
 }
 
 /**
+ * 10 to the power `e` on a canvas at (x, y), aligned as ctx.textAlign says
+ * ("left" or "right"): the exponent at the label's own size, raised (the
+ * Unicode superscript digits of powerOfTen draw at about 0.6 of it, under
+ * 9 CSS px on a phone). 1 and 10 are drawn as they are.
+ */
+export function fillPower(ctx, e, x, y) {
+  if (e === 0 || e === 1) return ctx.fillText(powerOfTen(e), x, y);
+  const px = parseFloat(/([\d.]+)px/.exec(ctx.font)?.[1] ?? "10");
+  const exponent = minus(String(e));
+  const align = ctx.textAlign;
+  const width = ctx.measureText("10").width + ctx.measureText(exponent).width;
+  const left = align === "right" ? x - width : x;
+  ctx.textAlign = "left";
+  ctx.fillText("10", left, y);
+  ctx.fillText(exponent, left + ctx.measureText("10").width, y - 0.4 * px);
+  ctx.textAlign = align;
+}
+
+/**
  * Text with subscripts, drawn from (x, y) to the right: in `text`, "_X" is X
  * as a subscript ("b_T = −3": b with subscript T), lowered by 5 px times
  * `em`, at the same size (it stays as large on a phone). Returns the width
@@ -165,7 +184,7 @@ export function lossPlot(parent) {
       ctx.moveTo(m.left, py(10 ** e));
       ctx.lineTo(width - m.right, py(10 ** e));
       ctx.stroke();
-      ctx.fillText(powerOfTen(e), m.left - 4, py(10 ** e) + 4 * em);
+      fillPower(ctx, e, m.left - 4, py(10 ** e) + 4 * em);
     }
     ctx.textAlign = "center";
     for (let k = 0; k <= 4; k++) ctx.fillText(String((xmax * k) / 4), px((xmax * k) / 4), height - m.bottom + 16 * em);
@@ -281,8 +300,8 @@ export function gradientHeatmap(parent) {
     }
     ctx.fillStyle = "#222";
     ctx.textAlign = "left";
-    ctx.fillText(powerOfTen(Math.round(top)), x0 + 15, m.top + 10 * em);
-    ctx.fillText(powerOfTen(Math.round(top - decades)), x0 + 15, m.top + barH);
+    fillPower(ctx, Math.round(top), x0 + 15, m.top + 10 * em);
+    fillPower(ctx, Math.round(top - decades), x0 + 15, m.top + barH);
   };
   draw.canvas = cv;
   return draw;
