@@ -624,10 +624,20 @@ def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
     unknown = sorted(set(setting) - fields)
     if unknown:
         raise ValueError(f"select: unknown config field(s) {unknown}")
+    # as a config takes them: a model or schedule in any case ("RHN"), a task
+    # object by its name
+    wanted = {
+        k: v.name
+        if isinstance(v, Task)
+        else v.strip().lower()
+        if k in ("model", "lr_schedule") and isinstance(v, str)
+        else v
+        for k, v in setting.items()
+    }
     return [
         run
         for run in record["runs"]
-        if all(run["config"][k] == v for k, v in setting.items())
+        if all(run["config"].get(k) == v for k, v in wanted.items())
     ]
 
 

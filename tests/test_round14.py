@@ -622,3 +622,38 @@ def test_an_overwrite_stopped_before_its_first_checkpoint_puts_the_run_back(
     assert caught.value.checkpoint is None
     assert "is back in place" in " ".join(caught.value.__notes__)
     assert contents(out) == before
+
+
+def test_select_takes_a_model_in_any_case_and_a_task_object(tmp_path):
+    """C9: select(record, model="RHN") found nothing, although a config takes
+    "RHN" for "rhn"."""
+    from rhn.experiments import select, sweep
+
+    own = _own_task("mine", torch.randn(40, 6, 2), torch.randn(40), "mse", 1)
+    record = sweep(tiny(steps=2, eval_every=1), {"task": ["adding", own]}, [0])
+    assert len(select(record, model="RHN")) == 2
+    assert len(select(record, task=own)) == 1
+
+
+def test_a_held_out_mask_that_keeps_nothing_is_refused():
+    """C36: a held-out mask False everywhere scored 0.0, a perfect model."""
+
+    def generate(batch_size, seq_len, seed=0, generator=None, **kwargs):
+        g = generator or torch.Generator().manual_seed(seed)
+        x = torch.randn(seq_len, batch_size, 2, generator=g)
+        keep = torch.ones(seq_len, batch_size, dtype=torch.bool)
+        if generator is None:  # the held-out set
+            keep[:] = False
+        return x, x[:, :, 0], keep
+
+    task = Task(
+        name="masked",
+        generate=generate,
+        input_size=2,
+        output_size=1,
+        loss="mse",
+        readout="all",
+        baseline=lambda seq_len: 1.0,
+    )
+    with pytest.raises(ValueError, match="keeps no target"):
+        train(tiny(task=task, steps=2, eval_every=1))

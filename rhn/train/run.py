@@ -543,6 +543,13 @@ class _Run:
         _check_deterministic(self.task, config.seq_len, 2 * config.seed + 1)
         # a task whose batches carry a mask: (inputs, targets, mask)
         self.masked = len(self.test_data) == 3
+        if self.masked and isinstance(self.test_data[2], torch.Tensor):
+            if not bool(self.test_data[2].any()):  # it scored 0.0, "perfect"
+                raise ValueError(
+                    f"task {self.task.name!r}: the mask of its held-out set "
+                    "keeps no target, so there is nothing to score; a mask "
+                    "must keep at least one step (True where the loss counts)"
+                )
         self.baseline = _checked_baseline(self.task, config.seq_len)
         self.use_graph = self._use_graph()
         capturable = self.use_graph and self.device.type == "cuda"
