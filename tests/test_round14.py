@@ -21,6 +21,21 @@ from rhn.tasks import Task
 from rhn.train import load_model, train
 
 
+def _two_inputs(
+    name, generate, output_size=1, loss="mse", readout="last", baseline=1.0
+):
+    """A task of your own with two input channels, as these tests make them."""
+    return Task(
+        name=name,
+        generate=generate,
+        input_size=2,
+        output_size=output_size,
+        loss=loss,
+        readout=readout,
+        baseline=lambda seq_len: baseline,
+    )
+
+
 def _finished(tmp_path, **fields):
     out = tmp_path / "run"
     config = tiny(steps=6, eval_every=3, out=str(out), **fields)
@@ -55,15 +70,7 @@ class Failing:
 
 
 def _task(fail_at):
-    return Task(
-        name="failing",
-        generate=Failing(fail_at),
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda seq_len: 1 / 6,
-    )
+    return _two_inputs("failing", Failing(fail_at), baseline=1 / 6)
 
 
 def test_an_overwrite_whose_task_fails_puts_the_replaced_run_back(tmp_path):
@@ -144,15 +151,7 @@ def test_a_task_whose_held_out_set_ignores_its_seed_is_refused(tmp_path):
             seed = random.randrange(10**6)
         return adding_problem(batch_size, seq_len, seed=seed, generator=generator)
 
-    task = Task(
-        name="drifting",
-        generate=generate,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda seq_len: 1 / 6,
-    )
+    task = _two_inputs("drifting", generate, baseline=1 / 6)
     with pytest.raises(ValueError, match="neither repeated nor resumed"):
         train(tiny(task=task, steps=2, eval_every=1))
 
@@ -167,15 +166,7 @@ def _file_task(data):
         x = data[rows].transpose(0, 1)  # (T, B, 2)
         return x, x[:, :, 0].sum(0)
 
-    return Task(
-        name="file",
-        generate=generate,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda seq_len: 1.0,
-    )
+    return _two_inputs("file", generate)
 
 
 def test_a_resume_on_a_changed_data_file_is_refused(tmp_path):
@@ -245,15 +236,7 @@ def _own_task(name, x, y, loss, output_size):
         rows = torch.randint(0, len(x), (batch_size,), generator=g)
         return x[rows].transpose(0, 1), y[rows]
 
-    return Task(
-        name=name,
-        generate=generate,
-        input_size=2,
-        output_size=output_size,
-        loss=loss,
-        readout="last",
-        baseline=lambda seq_len: 1.0,
-    )
+    return _two_inputs(name, generate, output_size=output_size, loss=loss)
 
 
 @pytest.mark.parametrize(
@@ -380,15 +363,7 @@ def test_a_task_of_meta_tensors_is_one_line():
             torch.empty(batch_size, device="meta"),
         )
 
-    task = Task(
-        name="meta",
-        generate=generate,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda seq_len: 1.0,
-    )
+    task = _two_inputs("meta", generate)
     with pytest.raises(ValueError, match="meta device"):
         train(tiny(task=task, steps=2, eval_every=1))
 
@@ -510,15 +485,7 @@ def test_a_changed_file_of_training_batches_is_refused(tmp_path):
             x = rows[torch.randint(0, len(rows), (batch_size,), generator=g)]
             return x.transpose(0, 1), x[:, :, 0].sum(1)
 
-        return Task(
-            name="files",
-            generate=generate,
-            input_size=2,
-            output_size=1,
-            loss="mse",
-            readout="last",
-            baseline=lambda seq_len: 1.0,
-        )
+        return _two_inputs("files", generate)
 
     config = tiny(
         task=two_files(train_rows), steps=2, eval_every=1, out=str(tmp_path / "r")
@@ -574,15 +541,7 @@ def test_a_task_of_sparse_tensors_is_one_line():
         x = torch.randn(seq_len, batch_size, 2, generator=g)
         return x.to_sparse(), x[:, :, 0].sum(0)
 
-    task = Task(
-        name="sparse",
-        generate=generate,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda seq_len: 1.0,
-    )
+    task = _two_inputs("sparse", generate)
     with pytest.raises(ValueError, match="sparse"):
         train(tiny(task=task, steps=2, eval_every=1))
 
@@ -646,14 +605,6 @@ def test_a_held_out_mask_that_keeps_nothing_is_refused():
             keep[:] = False
         return x, x[:, :, 0], keep
 
-    task = Task(
-        name="masked",
-        generate=generate,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="all",
-        baseline=lambda seq_len: 1.0,
-    )
+    task = _two_inputs("masked", generate, readout="all")
     with pytest.raises(ValueError, match="keeps no target"):
         train(tiny(task=task, steps=2, eval_every=1))

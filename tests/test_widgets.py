@@ -226,10 +226,12 @@ needs_node = pytest.mark.skipif(
 )
 
 
-def _run_js(data: dict, settings: list[dict]) -> list[dict]:
+def _node(script: str, payload: dict):
+    """Run ``tests/<script>`` under node with ``payload`` as JSON on stdin;
+    its JSON answer."""
     proc = subprocess.run(
-        [NODE, str(ROOT / "tests" / "widget_numerics.mjs")],
-        input=json.dumps({"data": data, "settings": settings}),
+        [NODE, str(ROOT / "tests" / script)],
+        input=json.dumps(payload),
         capture_output=True,
         text=True,
         check=False,
@@ -237,6 +239,10 @@ def _run_js(data: dict, settings: list[dict]) -> list[dict]:
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def _run_js(data: dict, settings: list[dict]) -> list[dict]:
+    return _node("widget_numerics.mjs", {"data": data, "settings": settings})
 
 
 def _close(a, b, rel=REL) -> bool:
@@ -485,16 +491,7 @@ def _controls_js(fig, moves: dict, later: dict) -> list[dict]:
     controls.js builds it, after each of ``moves`` (a reader's), and after
     ``later`` is set from Python: tests/widget_controls.mjs under node."""
     state = {"controls": fig.data["controls"], "values": fig.values}
-    proc = subprocess.run(
-        [NODE, str(ROOT / "tests" / "widget_controls.mjs")],
-        input=json.dumps({**state, "moves": moves, "set": later}),
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return _node("widget_controls.mjs", {**state, "moves": moves, "set": later})
 
 
 @needs_node

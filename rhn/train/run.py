@@ -207,7 +207,10 @@ def train(
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     # a field set after the config was made (config.lr = ...) is checked as
     # one given to TrainConfig: the checks run again on a copy
-    config = dataclasses.replace(config)
+    checked = dataclasses.replace(config)
+    if hasattr(config, "_fingerprint"):  # the same task: its data's hash holds
+        checked._fingerprint = config._fingerprint
+    config = checked
     _checks.boolean("overwrite", overwrite)
     if torch.is_inference_mode_enabled():  # torch.no_grad() is fine: it trains
         raise RuntimeError(
