@@ -45,7 +45,7 @@ from . import _checks, _cli, _io, results
 from .tasks import Task, get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.config import generate, reads_field
-from .train.model import check_memory
+from .train.model import check_memory, hidden_size
 
 __all__ = [
     "FORMAT",
@@ -484,15 +484,17 @@ def _sweep(
     runs: dict[str, dict[str, Any]] = {}
     for setting, _, config in plan:  # and what only a run would find: the device
         device = resolve_device(config.device)
+        # a parameter budget makes the run of the hidden size it resolves to
+        sized = {"hidden_size": hidden_size(config), "num_params": None}
         key = json.dumps(
-            {**config.to_dict(), "device": _device_key(device)},
+            {**config.to_dict(), **sized, "device": _device_key(device)},
             sort_keys=True,
             default=repr,
         )
         if runs.setdefault(key, setting) is not setting:
             raise ValueError(
                 f"grid: the settings {runs[key]} and {setting} make the same run "
-                f"(one config once names are resolved, on device "
+                f"(one config once names and num_params are resolved, on device "
                 f"{_device_key(device)!r}); give each value once"
             )
         task = get_task(config.task)

@@ -181,6 +181,14 @@ def _check_split(
         y.is_floating_point() and not torch.isfinite(picked).all()
     ):
         raise ValueError(f"{name} holds NaN or infinite values")
+    for part, t in (("inputs", x), ("targets", picked)):
+        if t.is_floating_point() and not torch.isfinite(t.float()).all():
+            big = float(t.abs().max())
+            raise ValueError(
+                f"{name} {part} overflow float32, the precision training uses "
+                f"(largest magnitude {big:.3g}, float32 stops at 3.4e+38): "
+                "rescale them"
+            )
     if keep is not None:  # what the mask leaves out is never read: zero it
         y = torch.where(keep, y, torch.zeros((), dtype=y.dtype))
     # copies, never views of the caller's tensors: data changed in place after
@@ -474,6 +482,14 @@ def tensor_task(
             f"targets must vary, got every target equal to {value:g}: the baseline "
             "(the loss of predicting a constant) is 0, there is nothing to learn"
         )
+    if not classify:
+        kept = _kept(*splits["train"][1:], K).reshape(-1).float()
+        if bool((kept == kept[0]).all()):  # they vary only beyond float32
+            raise ValueError(
+                f"targets must vary in float32, the precision training uses: "
+                f"every target rounds to {float(kept[0]):g} (they differ by "
+                "less than float32 resolves); rescale them"
+            )
     masked = any(ms is not None for _, _, ms in splits.values())
     # the fingerprint hashes train, valid and test; without a test split the
     # validation split fills its place, as the test split it once stood for,
@@ -754,10 +770,17 @@ def loader_task(
             f"{sorted(_LOADER_OPTIONS)} besides train, valid, test, batch_first "
             "and name"
         )
+    readout = options.get("readout")
+    if readout is not None:
+        readout = options["readout"] = _checks.choice(
+            "readout", readout, ["last", "all"]
+        )
     splits = {}
     for what, loader in (("train", train), ("valid", valid), ("test", test)):
         if loader is not None:
-            splits[what] = _read_loader(what, loader, batch_first)
+            splits[what] = _read_loader(
+                what, loader, batch_first, readout, options.get("mask") is not None
+            )
     x, y, m = splits.pop("train")
     if m is not None and options.get("mask") is not None:
         raise ValueError(
@@ -777,11 +800,17 @@ _LOADER_OPTIONS = frozenset(
 
 
 def _read_loader(
-    what: str, loader: Iterable[Any], batch_first: bool
+    what: str,
+    loader: Iterable[Any],
+    batch_first: bool,
+    readout: str | None = None,
+    masked: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """The batches of ``loader`` concatenated: ``(inputs, targets, mask)``,
     each split's sequences along the batch axis; a wrong batch is a one-line
-    ``ValueError`` naming the split and the batch."""
+    ``ValueError`` naming the split and the batch. ``readout`` (given or
+    ``None``) and ``masked`` (a step mask given) say where time-first targets
+    keep their sequences."""
     if isinstance(loader, (torch.Tensor, str, bytes, Mapping)) or not isinstance(
         loader, Iterable
     ):
@@ -815,7 +844,7 @@ def _read_loader(
                     f"{len(first)}; every batch must carry a mask or none"
                 )
             for k, (a, b) in enumerate(zip(first, batch, strict=True)):
-                at = _batch_axis(k, first, batch_first)
+                at = _batch_axis(k, first, batch_first, readout, masked, what)
                 if (
                     a.dim() != b.dim()
                     or a.dtype != b.dtype
@@ -832,22 +861,49 @@ def _read_loader(
         parts.append(batch)
     if not parts:
         raise ValueError(f"{what}: the loader yielded no batch; expected at least one")
-    cat = [
-        torch.cat([p[k] for p in parts], dim=_batch_axis(k, parts[0], batch_first))
+    axes = [
+        _batch_axis(k, parts[0], batch_first, readout, masked, what)
         for k in range(len(parts[0]))
     ]
+    cat = [torch.cat([p[k] for p in parts], dim=axes[k]) for k in range(len(axes))]
     return cat[0], cat[1], cat[2] if len(cat) == 3 else None
 
 
-def _batch_axis(k: int, batch: tuple[torch.Tensor, ...], batch_first: bool) -> int:
+def _batch_axis(
+    k: int,
+    batch: tuple[torch.Tensor, ...],
+    batch_first: bool,
+    readout: str | None = None,
+    masked: bool = False,
+    what: str = "train",
+) -> int:
     """The axis of the sequences in tensor ``k`` of ``batch`` (inputs, targets,
     mask): the first with ``batch_first`` and for targets one per sequence
-    (``(B,)``, ``(B, K)``), else the second."""
-    if batch_first:
-        return 0
+    (``(B,)``, ``(B, K)``), else the second. Time-first float targets of
+    shape ``(T, B)`` with ``T == B`` could be either: ``readout`` decides, and
+    without it they are refused, as :func:`tensor_task` refuses them."""
+    if batch_first or k == 0:
+        return 0 if batch_first else 1
     x, t = batch[0], batch[k]
     per_step = t.dim() >= 2 and tuple(t.shape[:2]) == tuple(x.shape[:2])
-    return 1 if k == 0 or per_step else 0
+    if k == 1 and readout is not None:
+        return 1 if readout == "all" else 0
+    ambiguous = (
+        k == 1
+        and per_step
+        and t.dim() == 2
+        and x.shape[0] == x.shape[1]
+        and t.is_floating_point()
+        and not masked
+        and len(batch) == 2
+    )
+    if ambiguous:
+        raise ValueError(
+            f"{what}: batch 0's targets of shape {tuple(t.shape)} could be one "
+            f"per step (T, B) or K = {t.shape[1]} per sequence (B, K), since "
+            f"T = B = {x.shape[0]}: pass readout='all' or readout='last'"
+        )
+    return 1 if per_step else 0
 
 
 def _batch_what(batch: object) -> str:

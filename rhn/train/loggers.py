@@ -124,7 +124,9 @@ class CSVLogger(Logger):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():
             raise TypeError(f"path must be a file path (str), got {path!r}")
-        self.path = Path(os.fspath(path))
+        self._given = os.fspath(path)
+        # absolute: a callback that changes directory does not move the log
+        self.path = Path(os.path.abspath(self._given))
         self._file: Any = None
         self._writer: Any = None
         self._columns: list[str] = []
@@ -137,10 +139,10 @@ class CSVLogger(Logger):
         self._replacing = False  # overwrite: the file holds another run's rows
 
     def __repr__(self) -> str:
-        return f"CSVLogger({str(self.path)!r})"
+        return f"CSVLogger({self._given!r})"
 
     def _where(self) -> str:
-        return _io.short(self.path)
+        return _io.short(self._given)
 
     def _rows(self) -> list[list[str]] | None:
         """The file's rows, header first; ``None`` if it is missing or empty."""

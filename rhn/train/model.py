@@ -155,6 +155,18 @@ def build_sequence_model(
 ) -> SequenceModel:
     """The untrained :class:`SequenceModel` of the config ``fields``
     (:data:`_MODEL_FIELDS`) for a task of sizes ``io`` (:func:`model_io`)."""
+    kwargs = _core_options(fields)
+    kind = fields["model"]
+    inputs = io["input_size"]
+    H = _hidden_size(fields, kwargs, inputs, task_name)
+    core = build_model(kind, inputs, H, device=device, **kwargs)
+    return SequenceModel(
+        core, io["output_size"], readout=io["readout"], batch_first=batch_first
+    )
+
+
+def _core_options(fields: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of the core's constructor that ``fields`` give."""
     kwargs: dict[str, Any] = {"num_layers": fields["num_layers"]}
     kind = fields["model"]
     if kind == "rhn":
@@ -166,22 +178,32 @@ def build_sequence_model(
     if kind == "rhn" and fields["dropout"] > 0:
         rate = fields["dropout"]
         kwargs.update(input_dropout=rate, state_dropout=rate, output_dropout=rate)
-    inputs = io["input_size"]
-    H = fields["hidden_size"]
-    if H is None:
-        smallest = count_parameters(
-            build_model(kind, inputs, 1, device="meta", **kwargs)
+    return kwargs
+
+
+def _hidden_size(
+    fields: dict[str, Any], kwargs: dict[str, Any], inputs: int, task_name: str
+) -> int:
+    """``hidden_size``, or the one whose core is closest to ``num_params``."""
+    kind = fields["model"]
+    if fields["hidden_size"] is not None:
+        return int(fields["hidden_size"])
+    smallest = count_parameters(build_model(kind, inputs, 1, device="meta", **kwargs))
+    if fields["num_params"] < smallest:  # hidden size 1 is over the budget
+        raise ValueError(
+            f"num_params must be at least {smallest}, the core of the smallest "
+            f"{kind} (hidden size 1) on task {task_name!r} "
+            f"({inputs} inputs), got {fields['num_params']}"
         )
-        if fields["num_params"] < smallest:  # hidden size 1 is over the budget
-            raise ValueError(
-                f"num_params must be at least {smallest}, the core of the smallest "
-                f"{kind} (hidden size 1) on task {task_name!r} "
-                f"({inputs} inputs), got {fields['num_params']}"
-            )
-        H = matched_hidden_size(kind, inputs, fields["num_params"], **kwargs)
-    core = build_model(kind, inputs, H, device=device, **kwargs)
-    return SequenceModel(
-        core, io["output_size"], readout=io["readout"], batch_first=batch_first
+    return matched_hidden_size(kind, inputs, fields["num_params"], **kwargs)
+
+
+def hidden_size(config: TrainConfig) -> int:
+    """The hidden size the model of ``config`` gets (``num_params`` resolved)."""
+    task = get_task(config.task)
+    fields = {k: getattr(config, k) for k in _MODEL_FIELDS}
+    return _hidden_size(
+        fields, _core_options(fields), model_io(task)["input_size"], task.name
     )
 
 

@@ -298,8 +298,9 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
         theirs = [n for n in named if n in task.defaults]
         hint = (
             f"; TrainConfig gives the fields left out the task's defaults "
-            f"({', '.join(theirs)} here): give the run's values, or resume with "
-            "python -m rhn train --resume, which takes them from the checkpoint"
+            f"({', '.join(theirs)} here): give the run's values (or leave "
+            "them off the command line: python -m rhn train --resume takes "
+            "them from the checkpoint)"
             if theirs
             else ""
         )
@@ -313,6 +314,20 @@ def check_resume(config: TrainConfig, state: dict[str, Any]) -> None:
         raise ValueError(
             f"resume: steps must be at least {step}, the step the "
             f"checkpoint reached, got {config.steps}"
+        )
+    schedule = state.get("schedule_steps", state["config"].get("steps"))
+    if (
+        config.lr_schedule != "constant"
+        and isinstance(schedule, int)
+        and config.steps < schedule
+    ):
+        # the resumed run keeps its schedule: its record would name a shorter
+        # run than the one it trained, and a rerun of that config differs
+        raise ValueError(
+            f"resume: steps {config.steps} is below the {schedule} steps of the "
+            f"run's {config.lr_schedule} learning-rate schedule, which a resume "
+            f"keeps; give steps >= {schedule}, or start a {config.steps}-step "
+            "run afresh"
         )
 
 
@@ -433,6 +448,16 @@ class FolderLock:
         self.held = False
         self.aside: Path | None = None  # the files of a run overwrite replaces
         self.marker: dict[str, Any] | None = None  # the run.json it wrote
+
+    def anchor(self) -> None:
+        """Make the lock's paths absolute, so that a change of the working
+        directory while the run trains (a callback's ``os.chdir``) neither
+        moves the run nor leaves its lock behind."""
+        self.path = Path(os.path.abspath(self.path))
+        if self.guards is not None:
+            self.guards = Path(os.path.abspath(self.guards))
+        if self.aside is not None:
+            self.aside = Path(os.path.abspath(self.aside))
 
     def acquire(self) -> FolderLock:
         for _ in range(5):  # a stale lock removed, then another try

@@ -15,9 +15,10 @@ import dataclasses
 import math
 import os
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,7 +203,58 @@ def train(
             trained (after its ``run.lock`` was deleted): nothing of the other
             run's is written; this run's state goes beside it, to
             ``out/checkpoint.orphan-<run id>.pt`` (``err.path``).
+        RuntimeError: if ``train`` is already running in another thread of
+            this process: torch's random generator and thread count are
+            shared by every thread, so two runs at once would each depend on
+            the other's timing. Run them one after another, or in processes
+            of their own.
     """
+    with _one_thread_at_a_time():
+        return _train(
+            config,
+            callback=callback,
+            resume=resume,
+            overwrite=overwrite,
+            loggers=loggers,
+        )
+
+
+_running = {"thread": None, "depth": 0}  # which thread is in train(), how deep
+_running_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_thread_at_a_time() -> Iterator[None]:
+    """Refuse a ``train`` call while another thread is in one (a callback of
+    the same thread may train again: the runs then take turns)."""
+    me = threading.get_ident()
+    with _running_lock:
+        if _running["thread"] not in (None, me):
+            raise RuntimeError(
+                "train() is already running in another thread of this process; "
+                "torch's random generator and thread count are shared by all "
+                "threads, so two runs at once would not be reproducible: run "
+                "them one after another, or in separate processes"
+            )
+        _running["thread"] = me
+        _running["depth"] += 1
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running["depth"] -= 1
+            if _running["depth"] == 0:
+                _running["thread"] = None
+
+
+def _train(
+    config: TrainConfig,
+    *,
+    callback: Callable[[dict[str, Any]], bool | None] | None,
+    resume: str | Path | None,
+    overwrite: bool,
+    loggers: Sequence[Logger],
+) -> TrainResult:
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     # a field set after the config was made (config.lr = ...) is checked as
@@ -297,6 +349,7 @@ def train(
                     parent=parent,
                     branch=branch,
                 )
+                lock.anchor()  # a callback's os.chdir does not split the run
                 run.lock = lock
                 info["replaced_stash"] = getattr(lock, "aside", None)
             started: list[Logger] = []
@@ -511,6 +564,8 @@ class _Run:
     def __init__(self, config: TrainConfig, run_id: str | None = None) -> None:
         self.config = config
         self.run_id = run_id  # the folder's identity (rhn.train.records)
+        # absolute: a callback that changes directory does not move the run
+        self.out = None if config.out is None else Path(os.path.abspath(config.out))
         self.lock: records.FolderLock | None = None  # of out, once claimed
         self.task = get_task(config.task)
         self.device = resolve_device(config.device)
@@ -990,7 +1045,7 @@ class _Run:
         may have moved with the old folder, and two folders must not go on
         as one run (the moved one resumes as a copy, under an id of its own).
         """
-        out = Path(self.config.out)
+        out = self.out
         other = records.taken_over(out, self.lock)
         moved = other is None and not records.still_claimed(out, self.lock)
         out.mkdir(parents=True, exist_ok=True)
@@ -1174,14 +1229,14 @@ class _Run:
         if isinstance(err, FolderTakenOver):  # its state is kept, and said
             return
         if isinstance(err, FolderMoved):  # its checkpoint is written, and said
-            err.checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME  # type: ignore[attr-defined]
+            err.checkpoint = self.out / records.CHECKPOINT_NAME  # type: ignore[attr-defined]
             return
         try:
             self.save_checkpoint(stop_if_moved=False)
         except Exception as other:  # the disk that failed the log, say
             err.add_note(f"no checkpoint could be written ({_io.one_line(other)})")
             return
-        path = Path(self.config.out) / records.CHECKPOINT_NAME
+        path = self.out / records.CHECKPOINT_NAME
         err.checkpoint = path  # type: ignore[attr-defined]
         err.add_note(
             f"rhn.train: a checkpoint of step {self.step}, the last completed, "
@@ -1195,7 +1250,7 @@ class _Run:
         # its first: the run it was to replace goes back in place (train)
         if self.config.out is not None and not self._replacing():
             self.save_checkpoint(stop_if_moved=False)
-            checkpoint = Path(self.config.out) / records.CHECKPOINT_NAME
+            checkpoint = self.out / records.CHECKPOINT_NAME
         why = "config.out is None"
         if self.config.out is not None and checkpoint is None:
             why = "stopped before the first checkpoint of a run that overwrite started"
@@ -1296,7 +1351,7 @@ class _Run:
             "history": self.history,
             "run": run,
         }
-        out = Path(self.config.out)
+        out = self.out
         other = records.taken_over(out, self.lock)
         if other is not None:  # the record goes beside the other run's
             path = out / records.orphan_name(self.run_id, records.METRICS_NAME)
@@ -1383,8 +1438,8 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
     unchanged."""
     from .. import tasks
 
-    if task in tasks.TASKS.values() or task.held_out is not None:
-        return  # built in, or a fixed data set
+    if task in tasks.TASKS.values():
+        return
     if task.fingerprint is not None:  # rhn.owntasks.tensor_task: drawn right
         return
     import random
@@ -1399,8 +1454,10 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
             batch = generate(task, 2, seq_len, generator=generator)
             _refuse_dataless(task, batch)
             drawn.append(_io.fingerprint(*batch))
-            # the held-out set comes from the seed path: the same check
-            held.append(_io.fingerprint(*generate(task, 2, seq_len, seed=seed)))
+            # the held-out set comes from the seed path: the same check (a
+            # task with held-out splits gives them whole, from its data)
+            if task.held_out is None:
+                held.append(_io.fingerprint(*generate(task, 2, seq_len, seed=seed)))
     finally:
         random.setstate(python_state)
         torch.set_rng_state(torch_state)

@@ -448,6 +448,20 @@ def test_general_index_has_tap_targets_on_a_phone(
     assert facts["page_width"] <= 390, facts
 
 
+def test_the_api_pages_module_links_are_tap_targets_on_a_phone(
+    browser: Browser, base_url: str
+) -> None:
+    """The API page's "Modules on this page": a list of links on their own,
+    each at least 24 px tall on a phone (they were 19 px)."""
+    with _visit(browser, base_url, "book/api.html", "phone") as visit:
+        heights = visit.page.evaluate(
+            "() => [...document.querySelectorAll('.bd-article .contents li > p > a')]"
+            ".map((a) => a.getBoundingClientRect().height)"
+        )
+    _report("api_module_links_phone", {"n": len(heights), "lowest": min(heights)})
+    assert len(heights) >= 10 and min(heights) >= 24, heights
+
+
 NOTE_JS = """() => { const n = document.querySelector('.rhn-noscript-math');
     return n ? {text: n.textContent, height: n.getBoundingClientRect().height}
              : null; }"""

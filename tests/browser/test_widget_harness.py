@@ -294,6 +294,34 @@ def test_no_curve_crosses_the_gradient_legend(browser, tmp_path, viewport) -> No
         context.close()
 
 
+# the frame of the disc plot (its last top-level rect) and the legend's box
+DISC_LEGEND_JS = """(r) => {
+    const svg = r.querySelector('svg.rhn-plot');
+    const frame = [...svg.querySelectorAll(':scope > rect')].pop();
+    const F = frame.getBoundingClientRect();
+    const L = svg.querySelector('.legend').getBoundingClientRect();
+    return {frameBottom: F.bottom, legendTop: L.top, legendRight: L.right,
+            svgRight: svg.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("kind", ["rnn_discs", "rhn_jacobian"])
+@pytest.mark.parametrize("viewport", [(390, 844), (1366, 900)], ids=["phone", "laptop"])
+def test_the_disc_legend_lies_under_the_plot(browser, tmp_path, viewport, kind) -> None:  # noqa: ANN001
+    """Chapters 4 and 7: the legend sat inside the plot, at its bottom right,
+    and large discs ran under it; now it is a row under the x label, outside
+    the frame that clips the discs, and within the figure's width."""
+    build, settings = FIGURES[kind]
+    harness_page(build(**settings), tmp_path)
+    with serve(tmp_path) as url:
+        context, page = _open_local(browser, url, viewport)
+        got = page.locator("#root").evaluate(DISC_LEGEND_JS)
+        assert got["legendTop"] >= got["frameBottom"], got
+        assert got["legendRight"] <= got["svgRight"], got
+        page.screenshot(path=OUT / f"harness-disc-legend-{kind}-{viewport[0]}.png")
+        context.close()
+
+
 TITLE_JS = """(r) => {
     const svg = r.querySelector('svg.rhn-plot');
     const frame = [...svg.querySelectorAll(':scope > rect')].pop();

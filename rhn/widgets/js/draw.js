@@ -118,10 +118,13 @@ export function spectrumPlot(parent, { view, n }) {
   const xs = [-view, view], ys = [-view, view];
   // the title's baseline at 20 and the frame at 40: room for a subscript
   // (the T of b_T drops about 0.35 em, to 26, then its descent)
-  const height = size + 20;
+  // and a row under the x label for the legend, outside the plot, where no
+  // disc can cover it (inside, at the bottom right, discs ran under it)
+  const legendRow = 26;
+  const height = size + 20 + legendRow;
   const f = frame(parent, {
     width: size, height,
-    margin: { left: 52, right: 12, top: 40, bottom: 50 },
+    margin: { left: 52, right: 12, top: 40, bottom: 50 + legendRow },
     x: xs, y: ys, tickPx: 14,
   });
   let shown = null;
@@ -157,22 +160,22 @@ export function spectrumPlot(parent, { view, n }) {
     eigs.push(svgEl("path", { stroke: COLORS.eigenvalue, "stroke-width": 2, fill: "none", class: "eig" }, eigGroup));
   }
   const title = text(f.svg, size / 2, 20, { "text-anchor": "middle", "font-size": label + 1 });
-  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6, { "text-anchor": "middle", "font-size": label });
+  const xlabel = text(f.svg, (f.inner.x0 + f.inner.x1) / 2, height - 6 - legendRow, { "text-anchor": "middle", "font-size": label });
   xlabel.textContent = "Re λ";
   const ylabel = text(f.svg, 14, (f.inner.y0 + f.inner.y1) / 2, {
     "text-anchor": "middle", transform: `rotate(-90 14 ${(f.inner.y0 + f.inner.y1) / 2})`, "font-size": label,
   });
   ylabel.textContent = "Im λ";
-  // legend, bottom right: what the discs, the crosses and the dashed circle are
+  // legend, one row under the x label: the discs, the crosses, the dashed circle
   const legend = svgEl("g", { class: "legend" }, f.svg);
-  const lx = f.inner.x1 - 164, ly = f.inner.y0 - 64;
-  svgEl("rect", { x: lx - 6, y: ly - 6, width: 164, height: 62, fill: "#fff", "fill-opacity": 0.85, stroke: "#ccc" }, legend);
-  svgEl("circle", { cx: lx + 8, cy: ly + 6, r: 6, fill: COLORS.disc, "fill-opacity": 0.25, stroke: COLORS.disc }, legend);
-  text(legend, lx + 22, ly + 11, { "font-size": label }).textContent = "Geršgorin discs";
-  svgEl("path", { d: `M${lx + 4},${ly + 20}l8,8m-8,0l8,-8`, stroke: COLORS.eigenvalue, "stroke-width": 2 }, legend);
-  text(legend, lx + 22, ly + 29, { "font-size": label }).textContent = "eigenvalues";
-  svgEl("line", { x1: lx, x2: lx + 16, y1: ly + 42, y2: ly + 42, stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2 }, legend);
-  text(legend, lx + 22, ly + 47, { "font-size": label }).textContent = "unit circle";
+  const ly = height - 14; // the row's middle
+  const at = [14, 166, 292]; // each entry's symbol, left to right
+  svgEl("circle", { cx: at[0] + 8, cy: ly, r: 6, fill: COLORS.disc, "fill-opacity": 0.25, stroke: COLORS.disc }, legend);
+  text(legend, at[0] + 22, ly + 5, { "font-size": label }).textContent = "Geršgorin discs";
+  svgEl("path", { d: `M${at[1] + 4},${ly - 4}l8,8m-8,0l8,-8`, stroke: COLORS.eigenvalue, "stroke-width": 2 }, legend);
+  text(legend, at[1] + 22, ly + 5, { "font-size": label }).textContent = "eigenvalues";
+  svgEl("line", { x1: at[2], x2: at[2] + 16, y1: ly, y2: ly, stroke: COLORS.unit_circle, "stroke-dasharray": "5 4", "stroke-width": 1.2 }, legend);
+  text(legend, at[2] + 22, ly + 5, { "font-size": label }).textContent = "unit circle";
   const rhoText = text(f.svg, f.inner.x0 + 8, f.inner.y1 + 19, { "font-weight": "bold", "font-size": label });
   const note = text(f.svg, f.inner.x0 + 8, f.inner.y0 - 10, { "font-size": label, fill: "#444" });
 
