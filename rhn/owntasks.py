@@ -349,8 +349,10 @@ def tensor_task(
         frequencies (cross-entropy), scored on the test split (on the
         validation split if there is none; where the mask counts). With a
         mask, its batches are ``(inputs, targets, mask)``, and the loss
-        averages over the targets the mask keeps. The model it trains takes
-        ``(T, B, I)``.
+        averages over the targets the mask keeps. The trainer feeds the model
+        time-first batches ``(T, B, I)``; the model that ``train(...).model``
+        and :func:`~rhn.train.load_model` give back takes the layout of the
+        data given here (``(B, T, I)`` with ``batch_first=True``).
     """
     batch_first = _checks.boolean("batch_first", batch_first)
     if readout is not None:
