@@ -147,6 +147,7 @@ def _check_split(
                 f"per step, or with K outputs a last axis K"
             )
             + f", got {tuple(shape)}"
+            + _layout_hint(given, shape, batch_first)
         )
     if y.dtype == torch.bool:  # bincount and the losses take no bool
         raise TypeError(
@@ -196,6 +197,20 @@ def _check_split(
     x = x.detach().cpu().clone(memory_format=torch.contiguous_format)
     y = y.detach().cpu().clone(memory_format=torch.contiguous_format)
     return x, y, m, readout, K
+
+
+def _layout_hint(
+    given: tuple[int, ...], shape: tuple[int, ...], batch_first: bool
+) -> str:
+    """A hint when the targets fit the inputs read in the other layout."""
+    other_n = given[0] if not batch_first else given[1]
+    if not shape or other_n == (given[1] if not batch_first else given[0]):
+        return ""
+    if shape[0] == other_n or tuple(shape[:2]) == (given[1], given[0]):
+        flag = "batch_first=True" if not batch_first else "batch_first=False"
+        layout = "(N, T, I)" if not batch_first else "(T, N, I)"
+        return f" (inputs {layout}, N = {other_n} sequences? pass {flag})"
+    return ""
 
 
 def _infer_readout(
@@ -296,7 +311,8 @@ def tensor_task(
     fingerprint.
 
     Args:
-        inputs: ``(T, N, I)`` float, the training sequences (time first), or
+        inputs: ``(T, N, I)`` float, the ``N`` training sequences (time
+            first; ``N`` counts sequences here, not layers), or
             ``(N, T, I)`` with ``batch_first=True``.
         targets: one target per sequence, ``(N,)``, read at the last step;
             one per step, ``(T, N)`` (``(N, T)`` with ``batch_first``); or
