@@ -23,6 +23,7 @@ import sys
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from . import _cli, _io
 
@@ -346,10 +347,20 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
             words.append("--amp" if value else "--no-amp")
         elif field == "progress":
             words += [] if value else ["--no-progress"]
+        elif field in ("out", "log_csv"):  # the command works from any directory
+            words += [_flag(field), os.path.abspath(str(value))]
         elif not (field == "hidden_size" and value is None):  # None: --num-params
             words += [_flag(field), str(value)]
     words += ["--resume", resume]
     return shlex.join(words)
+
+
+def _branch_command(task: str, args: dict[str, object], kept: Path) -> str:
+    """The command that resumes the state ``kept`` beside the folder it could
+    not replace, into a new folder named after the run's file."""
+    out = Path(str(args["out"]))
+    branch = out.with_name(f"{out.name}-{kept.stem.rsplit('-', 1)[-1]}")
+    return _command_line(task, {**args, "out": str(branch)}, str(kept))
 
 
 def _recorded_options(
@@ -481,6 +492,14 @@ def train_main(argv: Sequence[str] | None = None) -> int:
                 f"--resume {saved}",
                 file=sys.stderr,
             )
+        kept = getattr(err, "kept", None)
+        if kept is not None:  # an --overwrite failed early: its own state
+            print(
+                f"{prog}: {type(err).__name__} in the run; its last completed step "
+                f"is kept in {kept} (the run it was to replace is back in place): "
+                f"resume it with {_branch_command(task, args, kept)}",
+                file=sys.stderr,
+            )
         raise
     except TrainingInterrupted as stop:
         print(f"{prog}: {stop}", file=sys.stderr)
@@ -489,6 +508,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         if stop.checkpoint is not None:
             command = _command_line(task, args, str(stop.checkpoint))
             print(f"resume with: {command}", file=sys.stderr)
+        kept = getattr(stop, "kept", None)
+        if kept is not None:  # an --overwrite stopped early: its own state
+            command = _branch_command(task, args, kept)
+            print(f"resume it with: {command}", file=sys.stderr)
         return stop.exit_code
     m = result.metrics
     summary = {

@@ -174,7 +174,20 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
     # A parameter budget in the grid replaces the base's hidden size.
     if "num_params" in setting and "hidden_size" not in setting:
         changes["hidden_size"] = None
+    task = setting.get("task")
+    if task is not None and _task_name(task) != _task_name(base.task):
+        # another task: the fields the base was not given take that task's
+        # defaults, as `python -m rhn train --task` gives them (the copy task
+        # its seq_len 10, depth 1 and b_T = -1, not the adding problem's)
+        given = getattr(base, "_given_fields", frozenset())
+        fields = {f.name for f in dataclasses.fields(base) if f.init}
+        kept = {n: getattr(base, n) for n in given & fields if n != "task"}
+        return TrainConfig(**{**kept, **changes})
     return dataclasses.replace(base, **changes)
+
+
+def _task_name(task: Any) -> str:
+    return task if isinstance(task, str) else getattr(task, "name", str(task))
 
 
 def _device_key(device: torch.device) -> str:
@@ -224,7 +237,10 @@ def _resumable(
     """The interrupted record in ``path``, checked to be the start of ``plan``."""
     if not path.exists():
         raise ValueError(f"resume: there is no sweep to continue in {str(path)!r}")
-    old = load_sweep(path, allow_incomplete=True)
+    try:
+        old = load_sweep(path, allow_incomplete=True)
+    except ValueError as err:  # named as the sweep's argument, not load_sweep's
+        raise ValueError(f"out: {str(err).removeprefix('path: ')}") from None
     if old["complete"]:
         raise ValueError(
             f"resume: {str(path)!r} holds a finished sweep ({len(old['runs'])} runs); "
@@ -564,7 +580,7 @@ def _sweep(
             _write(record, path)
         if log is not None:
             m = metrics
-            label = " ".join(f"{k}={v}" for k, v in setting.items())
+            label = " ".join(f"{k}={_task_name(v)}" for k, v in setting.items())
             loss = m.get("test_loss")
             score = (
                 f"test_loss {loss:.4g} (baseline {m['baseline']:.4g})"

@@ -459,8 +459,12 @@ def tensor_task(
     if classify:
         labels = [_kept(ys, ms, None) for _, ys, ms in splits.values()]
         largest = max(int(ys.max()) for ys in labels)
-        if min(int(ys.min()) for ys in labels) < 0:
-            raise ValueError("class targets must be >= 0")
+        lowest = min(int(ys.min()) for ys in labels)
+        if lowest < 0:
+            raise ValueError(
+                f"targets: class labels must be >= 0, got {lowest} (targets of "
+                "a regression? pass them as floats, targets.float())"
+            )
         C = (
             largest + 1
             if num_classes is None
@@ -849,6 +853,20 @@ def _read_loader(
                 f"(inputs, targets, mask) tensors, got {_batch_what(batch)}"
             )
         batch = tuple(t.detach().cpu() for t in batch)
+        size = getattr(loader, "batch_size", None)  # a DataLoader's
+        if (
+            i == 0
+            and not batch_first
+            and batch[0].dim() == 3
+            and isinstance(size, int)
+            and size > 1
+            and batch[0].shape[0] == size != batch[0].shape[1]
+        ):
+            raise ValueError(
+                f"{what}: the loader's batch_size, {size}, is the first axis of "
+                f"its inputs {tuple(batch[0].shape)}: the batches are batch-first "
+                "(B, T, I); pass batch_first=True"
+            )
         if batch[0].dim() != 3:
             raise ValueError(
                 f"{what}: batch {i} has inputs of shape {tuple(batch[0].shape)}; "

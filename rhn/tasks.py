@@ -275,7 +275,10 @@ def temporal_order(
     """
     B = _checks.positive_int("num_samples", num_samples)
     device = _checks.device("device", device)
-    T = _checks.positive_int("seq_len", seq_len, minimum=10)
+    try:
+        T = _checks.positive_int("seq_len", seq_len, minimum=10)
+    except ValueError as err:  # the task needs its two symbols and the room
+        raise ValueError(f"task 'temporal_order': {err}") from None
     dtype = _float_dtype(dtype)
     g = _generator(seed, generator)
     codes = torch.randint(0, 4, (T, B), generator=g)  # distractors a-d

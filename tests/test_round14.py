@@ -82,7 +82,13 @@ def test_an_overwrite_whose_task_fails_puts_the_replaced_run_back(tmp_path):
     with pytest.raises(RuntimeError, match="own code failed") as caught:
         train(failing, overwrite=True)
     assert "is back in place" in " ".join(getattr(caught.value, "__notes__", []))
-    assert contents(out) == before
+    assert _without_kept(contents(out)) == before  # its own state goes beside
+
+
+def _without_kept(files):
+    """A folder's files but the state an early-stopped --overwrite kept beside
+    the run it could not replace (tests/test_round16.py)."""
+    return {name: data for name, data in files.items() if ".orphan-" not in name}
 
 
 def test_the_model_train_returns_reads_the_tasks_layout(tmp_path):
@@ -580,7 +586,7 @@ def test_an_overwrite_stopped_before_its_first_checkpoint_puts_the_run_back(
         train(again, overwrite=True, callback=stop)
     assert caught.value.checkpoint is None
     assert "is back in place" in " ".join(caught.value.__notes__)
-    assert contents(out) == before
+    assert _without_kept(contents(out)) == before
 
 
 def test_select_takes_a_model_in_any_case_and_a_task_object(tmp_path):

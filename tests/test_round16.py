@@ -31,3 +31,153 @@ def test_targets_that_fit_no_layout_get_no_hint():
     with pytest.raises(ValueError) as caught:
         tensor_task(torch.randn(100, 40, 1), torch.randn(90))
     assert "batch_first" not in str(caught.value)
+
+
+# Hostile round 16 (cases found by a tester not told the earlier lists).
+
+
+def _finished(tmp_path):
+    from tiny_runs import tiny
+
+    from rhn.train import train
+
+    out = tmp_path / "run"
+    config = tiny(steps=6, eval_every=3, out=str(out))
+    train(config)
+    return out, config
+
+
+def _resumes_from(kept, tmp_path, config, step):
+    """The state kept beside the old run resumes into a new folder, as a
+    branch, from the step it reached."""
+    import dataclasses
+
+    from rhn.train import train
+
+    branch = tmp_path / "branch"
+    again = dataclasses.replace(config, out=str(branch))
+    result = train(again, resume=kept)
+    assert result.metrics["steps"] == config.steps
+    assert result.history["step"][step - 1] == step  # the steps kept, not redone
+    assert (branch / "checkpoint.pt").is_file()
+
+
+def test_an_overwrite_stopped_before_its_first_checkpoint_keeps_its_steps(tmp_path):
+    """D1: Ctrl-C on an --overwrite before its first checkpoint put the old run
+    back and threw the new run's steps away (7,125 of them in the report)."""
+    import dataclasses
+    import os
+    import signal
+
+    from tiny_runs import contents
+
+    from rhn.train import TrainingInterrupted, train
+
+    out, config = _finished(tmp_path)
+    before = contents(out)
+
+    def stop(event):
+        if event["step"] == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    again = dataclasses.replace(config, seed=1, steps=20, checkpoint_every=0)
+    with pytest.raises(TrainingInterrupted) as caught:
+        train(again, overwrite=True, callback=stop)
+    kept = caught.value.kept
+    assert kept is not None and kept.parent == out.absolute()
+    assert kept.name.startswith("checkpoint.orphan-") and kept.is_file()
+    assert "its state is kept in" in str(caught.value)
+    after = {k: v for k, v in contents(out).items() if k != kept.name}
+    assert after == before  # the replaced run, byte for byte
+    _resumes_from(kept, tmp_path, again, 4)
+
+
+def test_an_overwrite_whose_task_fails_early_keeps_its_steps(tmp_path):
+    """D2: the same when the run's own task raised: its steps were lost."""
+    import dataclasses
+
+    from test_round14 import _task
+    from tiny_runs import tiny
+
+    from rhn.train import train
+
+    out = tmp_path / "run"
+    first = tiny(task=_task(10**9), steps=6, eval_every=3, out=str(out))
+    train(first)
+    failing = dataclasses.replace(first, task=_task(5), seed=1, steps=20)
+    with pytest.raises(RuntimeError, match="own code failed") as caught:
+        train(failing, overwrite=True)
+    kept = caught.value.kept
+    assert kept.is_file() and "resume it into a folder of its own" in " ".join(
+        caught.value.__notes__
+    )
+    fine = dataclasses.replace(failing, task=_task(10**9))  # the same data
+    _resumes_from(kept, tmp_path, fine, 3)
+
+
+def test_the_printed_resume_command_works_from_any_directory():
+    """S1: --out and --log-csv were relative, so the command run elsewhere
+    trained a branch in the wrong folder, with exit status 0."""
+    import os
+
+    from rhn.__main__ import _command_line
+
+    words = _command_line("adding", {"out": "runs/h", "log_csv": "h.csv"}, "/x.pt")
+    assert f"--out {os.path.abspath('runs/h')}" in words
+    assert f"--log-csv {os.path.abspath('h.csv')}" in words
+
+
+def test_a_grid_over_tasks_gives_each_task_its_own_defaults():
+    """S2: `--grid task=adding,copy` trained the copy task at the adding
+    problem's seq_len, depth, bias and learning rate, labelled task=copy."""
+    from rhn.experiments import sweep
+    from rhn.train import TrainConfig
+
+    base = TrainConfig(
+        hidden_size=4, steps=1, eval_every=1, batch_size=4, eval_samples=8,
+        progress=False, device="cpu",
+    )  # fmt: skip
+    record = sweep(base, {"task": ["adding", "copy"]}, [0])
+    by_task = {r["setting"]["task"]: r["config"] for r in record["runs"]}
+    copy = TrainConfig(task="copy")
+    for field in ("seq_len", "depth", "transform_bias", "lr"):
+        assert by_task["copy"][field] == getattr(copy, field), field
+    assert by_task["copy"]["hidden_size"] == 4  # what the base was given stays
+    assert by_task["adding"]["seq_len"] == TrainConfig().seq_len
+
+
+def test_a_batch_first_dataloader_read_time_first_is_refused():
+    """S3: a DataLoader's (B, T, I) batches with batch_first=False trained
+    with T and B swapped; its batch_size gives it away."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rhn.owntasks import loader_task
+
+    data = TensorDataset(torch.randn(64, 20, 1), torch.randn(64, 20))
+    loader = DataLoader(data, batch_size=8)
+    with pytest.raises(ValueError, match="pass batch_first=True"):
+        loader_task(loader, batch_first=False)
+    assert loader_task(loader, readout="all").readout == "all"  # the right layout
+
+
+def test_unclear_messages_of_round_16_name_their_argument(tmp_path):
+    """Negative class labels, a foreign file resumed as a sweep, a short
+    temporal-order sequence, a model loaded on the meta device."""
+    from tiny_runs import tiny
+
+    from rhn.experiments import sweep
+    from rhn.tasks import temporal_order
+    from rhn.train import load_model
+
+    labels = torch.tensor([0, 1, -3, 1] * 5)
+    with pytest.raises(ValueError, match=r"class labels must be >= 0, got -3"):
+        tensor_task(torch.randn(20, 6, 1), labels, batch_first=True)
+    foreign = tmp_path / "foreign.csv"
+    foreign.write_text("a,b\n")
+    with pytest.raises(ValueError, match=r"^out: "):
+        sweep(tiny(steps=1), {"depth": [1]}, [0], out=foreign, resume=True)
+    with pytest.raises(ValueError, match="task 'temporal_order'"):
+        temporal_order(4, 5)
+    out, _ = _finished(tmp_path)
+    with pytest.raises(ValueError, match="meta device holds no weights"):
+        load_model(out, device="meta")

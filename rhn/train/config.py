@@ -210,6 +210,9 @@ class TrainConfig:
         given = self.__dict__.pop("_given", None)
         if given is None:  # not made through __init__: every field counts as given
             given = _FIELDS
+        # kept for a sweep whose grid changes the task: the fields left out
+        # then take the other task's defaults (rhn.experiments)
+        self.__dict__["_given_fields"] = given
         self._task_defaults(task, given)
         if self.seq_len is None:  # as for_task and the command line do
             self.seq_len = task.defaults.get("seq_len", 100)

@@ -26,7 +26,11 @@ class TrainingInterrupted(KeyboardInterrupt):
             ``signal.SIGHUP``, which a closed terminal or a dropped ssh sends).
         step: the last step completed.
         checkpoint: the checkpoint written on the way out (``None`` when the
-            config has no ``out``).
+            config has no ``out``, or when ``kept`` holds the run's state).
+        kept: where the state of a run that ``overwrite`` started went when
+            it stopped before its first checkpoint: beside the run it was to
+            replace, which is put back (``None`` otherwise). It resumes into
+            a folder of its own.
         exit_code: the conventional exit status, ``128 + signum`` (130 for
             SIGINT, 143 for SIGTERM, 129 for SIGHUP).
     """
@@ -37,14 +41,17 @@ class TrainingInterrupted(KeyboardInterrupt):
         step: int,
         checkpoint: Path | None,
         why_none: str = "config.out is None",
+        kept: Path | None = None,
     ) -> None:
         self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.kept = kept
         self.exit_code = 128 + signum
-        where = (
-            f"checkpoint written to {checkpoint}"
-            if checkpoint is not None
-            else f"no checkpoint written ({why_none})"
-        )
+        if checkpoint is not None:
+            where = f"checkpoint written to {checkpoint}"
+        elif kept is not None:
+            where = f"its state is kept in {kept} ({why_none})"
+        else:
+            where = f"no checkpoint written ({why_none})"
         name = signal.Signals(signum).name
         super().__init__(f"training interrupted by {name} after step {step}; {where}")
 

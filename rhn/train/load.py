@@ -56,6 +56,11 @@ def load_model(
             or other data.
     """
     target = resolve_device(device)  # one line for "gpu" or a CUDA that is missing
+    if target.type == "meta":  # as TrainConfig refuses it
+        raise ValueError(
+            "device: a model on the meta device holds no weights; load it on "
+            "'cpu' or a GPU, got 'meta'"
+        )
     state = load_checkpoint(run_or_checkpoint, name="run_or_checkpoint")
     saved = dict(state["config"])
     recorded_data = saved.pop("task_fingerprint", None)

@@ -1035,22 +1035,10 @@ class _Run:
                 out["test_accuracy"] = scores["test_accuracy"]
         return out
 
-    def save_checkpoint(self, stop_if_moved: bool = True) -> None:
-        """Write everything a resumed run needs to ``out/checkpoint.pt``.
-
-        When ``out`` was moved or removed while the run trained (its
-        ``run.json`` is gone, or another run's), the folder is written again
-        whole (the checkpoint and the run's ``run.json``) and, with
-        ``stop_if_moved``, the run stops with :class:`FolderMoved`: its log
-        may have moved with the old folder, and two folders must not go on
-        as one run (the moved one resumes as a copy, under an id of its own).
-        """
-        out = self.out
-        other = records.taken_over(out, self.lock)
-        moved = other is None and not records.still_claimed(out, self.lock)
-        out.mkdir(parents=True, exist_ok=True)
+    def _state(self) -> dict[str, Any]:
+        """Everything a resumed run needs: what a checkpoint holds."""
         self.segments[-1]["to_step"] = self.step
-        state = {
+        return {
             "config": self.config.to_dict(),
             # the task's sizes: load_model rebuilds the model without its data
             "model_io": model_io(self.task),
@@ -1080,6 +1068,22 @@ class _Run:
             # config.log_csv: the steps it holds rows of, checked on a resume
             "log": None if self.log_record is None else dict(self.log_record),
         }
+
+    def save_checkpoint(self, stop_if_moved: bool = True) -> None:
+        """Write everything a resumed run needs to ``out/checkpoint.pt``.
+
+        When ``out`` was moved or removed while the run trained (its
+        ``run.json`` is gone, or another run's), the folder is written again
+        whole (the checkpoint and the run's ``run.json``) and, with
+        ``stop_if_moved``, the run stops with :class:`FolderMoved`: its log
+        may have moved with the old folder, and two folders must not go on
+        as one run (the moved one resumes as a copy, under an id of its own).
+        """
+        out = self.out
+        other = records.taken_over(out, self.lock)
+        moved = other is None and not records.still_claimed(out, self.lock)
+        out.mkdir(parents=True, exist_ok=True)
+        state = self._state()
         if other is not None:  # nothing of the other run's is touched
             path = out / records.orphan_name(self.run_id)
             records.save_checkpoint(path, state)
@@ -1140,8 +1144,7 @@ class _Run:
             err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
             raise
         except Exception as err:  # a logger's, a callback's, a task's own code
-            if not self._replacing():
-                self._save_after_error(err)
+            self._save_after_error(err)
             raise
         finally:
             if bar is not None:
@@ -1231,6 +1234,15 @@ class _Run:
         if isinstance(err, FolderMoved):  # its checkpoint is written, and said
             err.checkpoint = self.out / records.CHECKPOINT_NAME  # type: ignore[attr-defined]
             return
+        if self._replacing():  # the replaced run goes back; this one beside it
+            try:
+                kept = self._keep_beside()
+            except Exception as other:
+                err.add_note(f"no checkpoint could be written ({_io.one_line(other)})")
+                return
+            err.kept = kept  # type: ignore[attr-defined]
+            err.add_note(self._kept_note(kept))
+            return
         try:
             self.save_checkpoint(stop_if_moved=False)
         except Exception as other:  # the disk that failed the log, say
@@ -1245,16 +1257,44 @@ class _Run:
 
     def interrupted(self) -> TrainingInterrupted:
         """Checkpoint the run stopped by a signal; the exception to raise."""
-        checkpoint = None
-        # a run that --overwrite started keeps no checkpoint of its own before
-        # its first: the run it was to replace goes back in place (train)
+        checkpoint, kept = None, None
+        # a run that --overwrite started writes no checkpoint into the folder
+        # before its first: the run it was to replace goes back in place
+        # (train), and this run's state goes beside it
         if self.config.out is not None and not self._replacing():
             self.save_checkpoint(stop_if_moved=False)
             checkpoint = self.out / records.CHECKPOINT_NAME
+        elif self.config.out is not None:
+            kept = self._keep_beside()
         why = "config.out is None"
         if self.config.out is not None and checkpoint is None:
             why = "stopped before the first checkpoint of a run that overwrite started"
-        return TrainingInterrupted(self.signal, self.step, checkpoint, why)
+        if kept is not None:
+            why = "the run that overwrite started had no checkpoint yet"
+        stop = TrainingInterrupted(self.signal, self.step, checkpoint, why, kept)
+        if kept is not None:
+            stop.add_note(self._kept_note(kept))
+        return stop
+
+    def _keep_beside(self) -> Path | None:
+        """The state of an ``overwrite`` run that stops or fails before its
+        first checkpoint, written beside the run it was to replace (which goes
+        back in place) as ``out/checkpoint.orphan-<run id>.pt``, so that its
+        steps are not lost; ``None`` if it completed no step."""
+        if self.step <= self.segments[-1]["from_step"]:
+            return None
+        path = self.out / records.orphan_name(self.run_id)
+        records.save_checkpoint(path, self._state())
+        return path
+
+    def _kept_note(self, kept: Path | None) -> str:
+        if kept is None:
+            return "rhn.train: this run completed no step: nothing of it to keep"
+        return (
+            f"rhn.train: this run's state of step {self.step} is kept in "
+            f"{str(kept)!r}: resume it into a folder of its own (--resume "
+            f"{kept} --out <a new folder>)"
+        )
 
     def _progress_bar(self) -> Any:
         """A ``tqdm`` bar starting at the current step, or ``None``."""

@@ -159,6 +159,13 @@ def test_phone_layout_swipe_legend_and_name(harness) -> None:  # noqa: ANN001
     assert height <= 844, f"plot and controls take {height:.0f} px"
     name = page.locator("svg.rhn-plot").get_attribute("aria-label") or ""
     assert len(name.split()) >= 6, name
+    # each slider's label is a tap target of its own (it focuses the slider):
+    # 24 px or more (WCAG 2.5.8; they were 23.8)
+    labels = page.evaluate(
+        "() => [...document.querySelectorAll('.rhn-control label')]"
+        ".map((l) => l.getBoundingClientRect().height)"
+    )
+    assert labels and min(labels) >= 24, labels
     if kind != "gradient_flow":
         legend = page.locator("svg.rhn-plot .legend").text_content()
         for entry in ("Geršgorin discs", "eigenvalues", "unit circle"):

@@ -6,7 +6,7 @@ var Pt=`
 .rhn-widget:not([data-kind=gradient_flow]) .rhn-plot-area { max-width: 440px; }
 .rhn-widget .rhn-controls { flex: 1 1 260px; max-width: 440px; }
 .rhn-widget .rhn-control { display: flex; align-items: center; gap: 0 0.8em; flex-wrap: wrap; }
-.rhn-widget .rhn-control label, .rhn-widget .rhn-control .rhn-label { flex: 1 0 100%; font-size: 0.9em; margin-top: 0.3em; }
+.rhn-widget .rhn-control label, .rhn-widget .rhn-control .rhn-label { flex: 1 0 100%; font-size: 0.9em; margin-top: 0.3em; min-height: 24px; line-height: 24px; }
 .rhn-widget { color-scheme: light; }
 .rhn-widget input[type=range] { flex: 1 1 10em; min-width: 8em; height: 48px; margin: 0; touch-action: pan-y; -webkit-appearance: none; appearance: none; background: transparent; cursor: pointer; }
 .rhn-widget input[type=range]::-webkit-slider-runnable-track { height: 6px; border-radius: 3px; background: #bbb; }
