@@ -416,6 +416,31 @@ def test_without_javascript_the_light_theme_applies(
     assert dark["theme"] == "dark", dark
 
 
+DARK_TABLE_JS = """() => {
+    const t = document.querySelector('table.rhn-table');
+    const card = t.closest('div.output');
+    const page = getComputedStyle(document.body).backgroundColor;
+    return {card: getComputedStyle(card).backgroundColor,
+            text: getComputedStyle(t.querySelector('td')).color, page};
+}"""
+
+
+def test_in_dark_mode_the_books_tables_take_the_pages_colours(
+    browser: Browser, base_url: str
+) -> None:
+    """The theme puts HTML outputs on a light card, even in dark mode: the
+    book's tables (rhn.tables) showed as light boxes on the dark page. They
+    now sit on the page with its light text."""
+    with Visit(
+        browser, base_url, "book/11_training.html", color_scheme="dark"
+    ) as visit:
+        got = visit.page.evaluate(DARK_TABLE_JS)
+    _report("dark_tables", got)
+    assert got["card"] in ("rgba(0, 0, 0, 0)", "transparent"), got
+    light = [int(v) for v in got["text"][4:-1].split(",")[:3]]
+    assert min(light) > 150, got  # light text on the dark page
+
+
 INDEX_TARGETS_JS = """() => {
     const size = (a) => { const r = a.getBoundingClientRect();
                           return [r.width, r.height]; };
