@@ -177,3 +177,30 @@ def test_a_list_of_chapter_numbers_is_structural(tmp_path):
         ["assert x < 1"],
     )
     assert [m.number for m in prose_numbers.misses(path)] == ["0.4242"]
+
+
+def test_a_tolerance_asserts_a_bound_but_not_a_value(tmp_path):
+    """A tolerance (the bound of abs(a - b) < tol, an atol=, a margin added
+    to a bound) asserts a sentence's "within 0.05", never a value: a sentence
+    that says the rate is 0.05 passed because 0.05 was some check's tolerance
+    (an outside expert's planted edit of chapter 8)."""
+    checks = [
+        "assert abs(rate - 0.93) < 0.05 and x <= y + 0.007\n"
+        "torch.testing.assert_close(a, b, atol=0.0003, rtol=0)"
+    ]
+    planted = _notebook(
+        tmp_path,
+        ["The cell keeps 0.05 of its gradient; 0.007 and 0.0003 of the state."],
+        checks,
+    )
+    assert [m.number for m in prose_numbers.misses(planted)] == [
+        "0.05",
+        "0.007",
+        "0.0003",
+    ]
+    bounded = _notebook(
+        tmp_path,
+        ["The rate is 0.93, within 0.05 of the carry, and agrees to 0.0003."],
+        checks,
+    )
+    assert prose_numbers.misses(bounded) == []

@@ -17,7 +17,12 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
     ``0.61``); "``10^{15}`` times smaller" matches ``1e-15``; the sign is
     ignored (prose writes ``−3`` with a minus sign that can read as a dash).
     A stated "about X" is asserted by writing X in the check
-    (``round(v, 2) == 0.03``, ``abs(v - 4e-5) < 0.5e-5``);
+    (``round(v, 2) == 0.03``, ``abs(v - 4e-5) < 0.5e-5``). A tolerance (the
+    bound of ``abs(a - b) < tol``, an ``atol=``/``rtol=`` value, a margin
+    added to a bound, ``x <= y + 1e-12``) asserts only a number the sentence
+    states as a bound ("within 0.03", "less than 0.05", "agrees to 1e-12"),
+    never a value. The tool matches values, not meanings: a number that a
+    check of the chapter asserts for another sentence passes too;
 (b) **quoted**: the sentence (or the list item) carries a citation, a
     ``{cite}``/``{cite:t}``/``{cite:p}`` role; a Markdown table is quoted
     when it, or the sentence just before it, cites;
@@ -118,8 +123,64 @@ def _cells(path: Path) -> tuple[list[str], list[str], list[str]]:
     return markdown, checks, code
 
 
-def _literals(sources: list[str]) -> list[float]:
-    """The numeric literals in the code (not in comments or strings)."""
+_TOLERANCE_KEYWORDS = frozenset({"atol", "rtol", "rel_tol", "abs_tol", "tol"})
+
+
+def _is_abs_difference(node: ast.AST) -> bool:
+    """Whether ``node`` takes the absolute value of a difference: ``abs(a - b)``,
+    ``(a - b).abs()``, ``(a - b).abs().max()``."""
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        func = sub.func
+        if isinstance(func, ast.Name) and func.id == "abs":
+            inner: list[ast.AST] = list(sub.args)
+        elif isinstance(func, ast.Attribute) and func.attr == "abs":
+            inner = [func.value]
+        else:
+            continue
+        if any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+            for arg in inner
+            for n in ast.walk(arg)
+        ):
+            return True
+    return False
+
+
+def _tolerances(tree: ast.AST) -> set[tuple[int, int]]:
+    """Where the tolerances of ``tree``'s comparisons stand (line, column):
+    the bound of ``abs(a - b) < tol`` and the values of ``atol=``/``rtol=``.
+    A tolerance is not a number the check asserts: ``abs(q - 0.93) < 0.05``
+    asserts 0.93, and a sentence stating 0.05 must be checked elsewhere."""
+    found: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        bounds: list[ast.AST] = []
+        if isinstance(node, ast.keyword) and node.arg in _TOLERANCE_KEYWORDS:
+            bounds = [node.value]
+        elif isinstance(node, ast.Compare) and _is_abs_difference(node.left):
+            bounds = list(node.comparators)
+        elif isinstance(node, ast.Compare):
+            # a margin added to a bound: "x < y + 0.05", "x <= bound + 1e-12"
+            bounds = [
+                side
+                for c in node.comparators
+                if isinstance(c, ast.BinOp) and isinstance(c.op, (ast.Add, ast.Sub))
+                for side in (c.left, c.right)
+                if isinstance(side, ast.Constant)
+                and not isinstance(c.left if side is c.right else c.right, ast.Constant)
+            ]
+        for bound in bounds:
+            for n in ast.walk(bound):
+                if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):
+                    found.add((n.lineno, n.col_offset))
+    return found
+
+
+def _literals(sources: list[str], tolerances: bool = False) -> list[float]:
+    """The numeric literals in the code (not in comments or strings), but not
+    the tolerances of its comparisons (:func:`_tolerances`); with
+    ``tolerances``, those tolerances alone."""
     values: list[float] = []
     for src in sources:
         # IPython magics and shell lines are not Python
@@ -131,7 +192,13 @@ def _literals(sources: list[str]) -> list[float]:
             tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
         except (tokenize.TokenError, IndentationError, SyntaxError):
             continue
+        try:
+            skip = _tolerances(ast.parse(text))
+        except SyntaxError:
+            skip = set()
         for tok in tokens:
+            if tok.type == tokenize.NUMBER and (tok.start in skip) != tolerances:
+                continue
             if tok.type == tokenize.NUMBER:
                 try:
                     values.append(abs(float(tok.string.replace("_", "").rstrip("jJ"))))
@@ -370,15 +437,24 @@ QUOTING = ("api.md", "checks.md", "notation.md", "README.md", "defaults.py")
 _CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+((?:\d+(?:\s*(?:,|and|to|-|–)\s*)?)+)")
 
 
-def _chapter_checks() -> dict[str, tuple[list[float], list[float]]]:
-    """{chapter file name: (its check literals, all its code literals)}."""
+def _chapter_checks() -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """{chapter file name: (its check literals, all its code literals, its
+    checks' tolerances)}."""
     out = {}
     for chapter in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
         _, checks, code = _cells(chapter)
-        out[chapter.name] = (_literals(checks), _literals(code))
+        out[chapter.name] = (
+            _literals(checks),
+            _literals(code),
+            _literals(checks, tolerances=True),
+        )
     tests = [f.read_text() for f in sorted((ROOT / "tests").glob("*.py"))]
     tools = [f.read_text() for f in sorted((ROOT / "tools").glob("*.py"))]
-    out["tests and tools"] = (_literals(tests), _literals(tools))
+    out["tests and tools"] = (
+        _literals(tests),
+        _literals(tools),
+        _literals(tests, tolerances=True),
+    )
     return out
 
 
@@ -402,10 +478,28 @@ def _chapters_named(block: str) -> set[str]:
     return named
 
 
+# the words that make a number a bound ("within 0.03", "differ by less than
+# 0.05", "agrees to 1e-12"): such a number is asserted by a tolerance,
+# abs(a - b) < 0.03; any other number must be asserted as a value
+_BOUND = re.compile(
+    r"(within|less than|at most|no more than|below|under|agrees? to|up to|"
+    r"down to)"
+    r"\s*(about\s*)?\$?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _states_a_bound(sentence: str, text: str) -> bool:
+    """Whether ``text`` stands in ``sentence`` as a bound (:data:`_BOUND`)."""
+    at = sentence.find(text)
+    return at >= 0 and bool(_BOUND.search(sentence[max(0, at - 30) : at]))
+
+
 def misses(path: Path) -> list[Miss]:
     """The numbers of ``path``'s prose that no check, citation or rule covers."""
     markdown, checks, code = _cells(path)
     checked = _literals(checks)
+    bounds = _literals(checks, tolerances=True)
     named = _literals(code)
     quoting = path.name in QUOTING
     chapters = _chapter_checks() if quoting else {}
@@ -418,6 +512,7 @@ def misses(path: Path) -> list[Miss]:
                 sources = _chapters_named(raw_blocks[i]) or set(chapters)
                 checked = [v for c in sorted(sources) for v in chapters[c][0]]
                 named = [v for c in sorted(sources) for v in chapters[c][1]]
+                bounds = [v for c in sorted(sources) for v in chapters[c][2]]
             if block.lstrip().startswith("|"):
                 # a table is quoted when it, or the sentence that introduces
                 # it, cites its source
@@ -438,6 +533,11 @@ def misses(path: Path) -> list[Miss]:
                     ):
                         continue
                     if _matches(value, decimals, named):
+                        continue
+                    if _states_a_bound(sentence, text) and (
+                        _matches(value, decimals, bounds)
+                        or (percent and _matches(value / 100, decimals + 2, bounds))
+                    ):
                         continue
                     found.append(Miss(path.name, text, " ".join(raw.split())[:200]))
     return found

@@ -924,8 +924,8 @@ def _refuse_other_run(out: Path, found: list[str], *, resumed: bool) -> None:
         else "--overwrite (overwrite=True) to replace it"
     )
     go_on = (
-        f"pass --resume {out / CHECKPOINT_NAME} (resume={str(out)!r}) to "
-        f"continue it, {how}, "
+        f"pass --resume {out} (in Python resume={str(out)!r}; the folder or "
+        f"its {CHECKPOINT_NAME}) to continue it, {how}, "
         "or another out"
         if CHECKPOINT_NAME in found
         else f"it has no {CHECKPOINT_NAME} to resume: {how}, or give another out"
