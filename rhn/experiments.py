@@ -500,8 +500,12 @@ def _sweep(
     runs: dict[str, dict[str, Any]] = {}
     for setting, _, config in plan:  # and what only a run would find: the device
         device = resolve_device(config.device)
-        # a parameter budget makes the run of the hidden size it resolves to
+        # a parameter budget makes the run of the hidden size it resolves to,
+        # and a task with data of its own scores them whole (eval_samples
+        # is not read)
         sized = {"hidden_size": hidden_size(config), "num_params": None}
+        if get_task(config.task).held_out is not None:
+            sized["eval_samples"] = None
         key = json.dumps(
             {**config.to_dict(), **sized, "device": _device_key(device)},
             sort_keys=True,
@@ -510,7 +514,8 @@ def _sweep(
         if runs.setdefault(key, setting) is not setting:
             raise ValueError(
                 f"grid: the settings {runs[key]} and {setting} make the same run "
-                f"(one config once names and num_params are resolved, on device "
+                f"(one config once names and num_params are resolved and fields "
+                f"the task does not read are left out, on device "
                 f"{_device_key(device)!r}); give each value once"
             )
         task = get_task(config.task)

@@ -461,9 +461,13 @@ def tensor_task(
         largest = max(int(ys.max()) for ys in labels)
         lowest = min(int(ys.min()) for ys in labels)
         if lowest < 0:
+            hint = (
+                "PyTorch's ignore_index? leave those targets out with mask="
+                if lowest == -100
+                else "targets of a regression? pass them as floats, targets.float()"
+            )
             raise ValueError(
-                f"targets: class labels must be >= 0, got {lowest} (targets of "
-                "a regression? pass them as floats, targets.float())"
+                f"targets: class labels must be >= 0, got {lowest} ({hint})"
             )
         C = (
             largest + 1
@@ -505,7 +509,15 @@ def tensor_task(
             "(the loss of predicting a constant) is 0, there is nothing to learn"
         )
     if not classify:
-        kept = _kept(*splits["train"][1:], K).reshape(-1).float()
+        given = _kept(*splits["train"][1:], K).reshape(-1)
+        kept = given.float()
+        if bool((given == given[0]).all()):  # the training split alone is constant
+            raise ValueError(
+                f"targets: every target of the training split is "
+                f"{float(given[0]):g} ({given.numel()} kept), so training has "
+                "nothing to learn from; give the training split varied targets "
+                "(more sequences, or another valid_fraction/test_fraction)"
+            )
         if bool((kept == kept[0]).all()):  # they vary only beyond float32
             raise ValueError(
                 f"targets must vary in float32, the precision training uses: "

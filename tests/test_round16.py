@@ -181,3 +181,55 @@ def test_unclear_messages_of_round_16_name_their_argument(tmp_path):
     out, _ = _finished(tmp_path)
     with pytest.raises(ValueError, match="meta device holds no weights"):
         load_model(out, device="meta")
+
+
+# Hostile round 17.
+
+
+def _layout_task(batch_first):
+    """One data set, given batch-first or time-first, under one name."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(40, 6, 2, generator=g), torch.randn(40, generator=g)
+    if not batch_first:
+        x = x.transpose(0, 1).contiguous()
+    return tensor_task(x, y, batch_first=batch_first, name="layout")
+
+
+def test_a_resume_that_would_flip_the_models_layout_is_refused(tmp_path):
+    """S1: the same tensors given time-first resumed a batch-first run (the
+    fingerprint is taken time-first), and load_model then gave a time-first
+    model: code fed the batch-first model before the resume got wrong numbers."""
+    from rhn.train import TrainConfig, load_model, train
+
+    out = tmp_path / "run"
+    small = dict(hidden_size=4, batch_size=4, eval_every=2, progress=False)
+    train(TrainConfig(task=_layout_task(True), steps=2, out=str(out), **small))
+    flipped = TrainConfig(task=_layout_task(False), steps=4, out=str(out), **small)
+    with pytest.raises(ValueError, match="would take another layout"):
+        train(flipped, resume=out)
+    assert load_model(out).batch_first  # the run and its layout as they were
+
+
+def test_a_grid_over_a_field_the_task_does_not_read_is_one_run():
+    """S2: an own task scores its splits whole, so eval_samples=16,32 made one
+    run twice, recorded as two settings."""
+    from rhn.experiments import sweep
+    from rhn.train import TrainConfig
+
+    base = TrainConfig(
+        task=_layout_task(True), hidden_size=4, batch_size=4, steps=1,
+        eval_every=1, progress=False,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="make the same run"):
+        sweep(base, {"eval_samples": [16, 32]}, [0])
+
+
+def test_messages_about_targets_say_the_real_cause():
+    """A training split of one target was told to rescale its targets; the
+    ignore label -100 was told it might be regression."""
+    x = torch.randn(2, 6, 1)
+    with pytest.raises(ValueError, match="every target of the training split"):
+        tensor_task(x, torch.tensor([1.0, 2.0]), batch_first=True)
+    labels = torch.tensor([0, 1, -100, 1] * 5)
+    with pytest.raises(ValueError, match="mask="):
+        tensor_task(torch.randn(20, 6, 1), labels, batch_first=True)

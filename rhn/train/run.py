@@ -727,6 +727,18 @@ class _Run:
     def restore(self, state: dict[str, Any], path: Path | None = None) -> None:
         """Continue from a checkpoint's ``state`` (checked by
         :func:`rhn.train.records.check_resume`)."""
+        saved_io = state.get("model_io")
+        layouts = {True: "batch-first (B, T, I)", False: "time-first (T, B, I)"}
+        if isinstance(saved_io, dict) and isinstance(saved_io.get("batch_first"), bool):
+            now = bool(getattr(self.task, "batch_first", False))
+            if saved_io["batch_first"] != now:  # load_model would flip layouts
+                raise ValueError(
+                    f"resume: the run's task {self.task.name!r} gave its data "
+                    f"{layouts[saved_io['batch_first']]}, this one "
+                    f"{layouts[now]}: the trained model would take another layout "
+                    "than before the resume; give the task its first layout "
+                    f"(batch_first={saved_io['batch_first']})"
+                )
         try:
             self.model.load_state_dict(state["model"])
         except RuntimeError as err:
