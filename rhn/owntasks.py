@@ -389,6 +389,11 @@ def tensor_task(
         loss = "mse" if y.is_floating_point() else "cross_entropy"
     loss = _checks.choice("loss", loss, ["mse", "cross_entropy"])
     classify = loss == "cross_entropy"
+    if not classify and not (y.is_floating_point() or y.dtype == torch.bool):
+        raise TypeError(
+            f"targets: loss='mse' is a regression on float targets, got {y.dtype} "
+            "targets; pass targets.float(), or leave loss out for class labels"
+        )
     layout = {"classify": classify, "batch_first": batch_first}
     x, y, m, readout, K = _check_split(
         "the data", (x, y, m), readout=readout, train=True, **layout

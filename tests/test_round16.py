@@ -233,3 +233,11 @@ def test_messages_about_targets_say_the_real_cause():
     labels = torch.tensor([0, 1, -100, 1] * 5)
     with pytest.raises(ValueError, match="mask="):
         tensor_task(torch.randn(20, 6, 1), labels, batch_first=True)
+
+
+def test_integer_targets_with_the_mse_loss_are_refused_when_the_task_is_made():
+    """U3: tensor_task accepted them; the error came in train() and blamed a
+    generate function the user never wrote."""
+    labels = torch.randint(0, 5, (20,), generator=torch.Generator().manual_seed(0))
+    with pytest.raises(TypeError, match=r"loss='mse' is a regression on float"):
+        tensor_task(torch.randn(20, 6, 1), labels, batch_first=True, loss="mse")
