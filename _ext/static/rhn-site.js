@@ -152,6 +152,10 @@ document.addEventListener("DOMContentLoaded", () => {
   };
 });
 
+// the page runs this script: the CSS's scroll cues that assume no script
+// (a wide figure's shaded right edge, always shown) give way to the marks below
+document.documentElement.classList.add("rhn-js");
+
 // A box that scrolls sideways (a wide equation, table or signature) says so:
 // classes rhn-more-left / rhn-more-right while there is more to see on that
 // side (rhn-site.css draws a shadow inside that edge).

@@ -416,6 +416,34 @@ def test_without_javascript_the_light_theme_applies(
     assert dark["theme"] == "dark", dark
 
 
+NOJS_WIDE_JS = """() => [...document.querySelectorAll('.rhn-wide-figure')].map((b) => ({
+    scrolls: getComputedStyle(b).overflowX,
+    wider: b.scrollWidth > b.clientWidth + 1,
+    cue: getComputedStyle(b, '::after').opacity}))"""
+
+
+def test_without_javascript_a_wide_stand_in_picture_scrolls_with_a_cue(
+    browser: Browser, base_url: str
+) -> None:
+    """Chapter 7's interactive figure without JavaScript is its picture, wider
+    than the phone's column: it scrolls in its box, and the shaded right edge
+    that says so is shown (the script that sets the cue does not run)."""
+    with Visit(
+        browser,
+        base_url,
+        "book/07_rhn_jacobian.html",
+        viewport=(390, 844),
+        java_script_enabled=False,
+        is_mobile=True,
+        has_touch=True,
+    ) as visit:
+        boxes = visit.page.evaluate(NOJS_WIDE_JS)
+    _report("nojs_wide_figures", boxes)
+    wide = [b for b in boxes if b["wider"]]
+    assert wide, boxes
+    assert all(b["scrolls"] == "auto" and b["cue"] == "1" for b in wide), boxes
+
+
 DARK_TABLE_JS = """() => {
     const t = document.querySelector('table.rhn-table');
     const card = t.closest('div.output');
