@@ -357,10 +357,15 @@ def _command_line(task: str, args: dict[str, object], resume: str) -> str:
 
 def _branch_command(task: str, args: dict[str, object], kept: Path) -> str:
     """The command that resumes the state ``kept`` beside the folder it could
-    not replace, into a new folder named after the run's file."""
+    not replace, into a new folder named after the run's file (and, when the
+    run logged, into a new log: its rows so far are kept beside its log)."""
+    run_id = kept.stem.rsplit("-", 1)[-1]
     out = Path(str(args["out"]))
-    branch = out.with_name(f"{out.name}-{kept.stem.rsplit('-', 1)[-1]}")
-    return _command_line(task, {**args, "out": str(branch)}, str(kept))
+    changes = {"out": str(out.with_name(f"{out.name}-{run_id}"))}
+    if args.get("log_csv") is not None:
+        log = Path(str(args["log_csv"]))
+        changes["log_csv"] = str(log.with_name(f"{log.stem}-{run_id}{log.suffix}"))
+    return _command_line(task, {**args, **changes}, str(kept))
 
 
 def _recorded_options(
@@ -738,6 +743,13 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
         )
         if finished or resume:
             words = [w for w in argv if w not in ("--overwrite", "--resume")]
+            # the record and any own task's module from any directory: --out
+            # as an absolute path (--out=PATH too)
+            for i, w in enumerate(words):
+                if w == "--out" and i + 1 < len(words):
+                    words[i + 1] = os.path.abspath(words[i + 1])
+                elif w.startswith("--out="):
+                    words[i] = "--out=" + os.path.abspath(w.split("=", 1)[1])
             again = shlex.join(["python", "-m", "rhn", "sweep", *words, "--resume"])
             print(f"resume with: {again}", file=sys.stderr)
         return getattr(stop, "exit_code", 128 + signum)

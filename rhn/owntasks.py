@@ -869,6 +869,11 @@ def _read_loader(
                 f"{what}: batch {i} of the loader must be (inputs, targets) or "
                 f"(inputs, targets, mask) tensors, got {_batch_what(batch)}"
             )
+        if any(t.is_meta for t in batch):
+            raise ValueError(
+                f"{what}: batch {i} of the loader holds meta tensors, which have "
+                "no data; give tensors on the CPU or a GPU"
+            )
         batch = tuple(t.detach().cpu() for t in batch)
         size = getattr(loader, "batch_size", None)  # a DataLoader's
         if (
@@ -889,6 +894,17 @@ def _read_loader(
                 f"{what}: batch {i} has inputs of shape {tuple(batch[0].shape)}; "
                 f"expected {layout} (batch_first={batch_first})"
             )
+        if batch[1].dim() >= 1:  # inputs and targets of as many sequences
+            n_x = batch[0].shape[0 if batch_first else 1]
+            axis = _batch_axis(1, batch, batch_first, readout, masked, what)
+            n_y = batch[1].shape[axis]
+            if n_x != n_y:
+                raise ValueError(
+                    f"{what}: batch {i} of the loader has inputs of {n_x} "
+                    f"sequences {tuple(batch[0].shape)} but targets of {n_y} "
+                    f"{tuple(batch[1].shape)}; every batch must pair each "
+                    "sequence with its targets"
+                )
         if parts:
             first = parts[0]
             if len(batch) != len(first):

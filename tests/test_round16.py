@@ -241,3 +241,49 @@ def test_integer_targets_with_the_mse_loss_are_refused_when_the_task_is_made():
     labels = torch.randint(0, 5, (20,), generator=torch.Generator().manual_seed(0))
     with pytest.raises(TypeError, match=r"loss='mse' is a regression on float"):
         tensor_task(torch.randn(20, 6, 1), labels, batch_first=True, loss="mse")
+
+
+# Hostile round 18.
+
+
+def test_an_early_stopped_overwrite_keeps_the_rows_it_logged(tmp_path):
+    """D1: the replaced run's log came back over the rows the stopped run had
+    logged; its kept state resumed into a log that began after them."""
+    import dataclasses
+    import os
+    import signal
+
+    from tiny_runs import tiny
+
+    from rhn.train import TrainingInterrupted, train
+
+    out, log = tmp_path / "run", tmp_path / "log.csv"
+    first = tiny(steps=6, eval_every=3, out=str(out), log_csv=str(log))
+    train(first)
+    old_log = log.read_bytes()
+
+    def stop(event):
+        if event["step"] == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    again = dataclasses.replace(first, seed=1, steps=20)
+    with pytest.raises(TrainingInterrupted) as caught:
+        train(again, overwrite=True, callback=stop)
+    assert log.read_bytes() == old_log  # the replaced run's log, back
+    kept_log = caught.value.kept_log
+    assert kept_log.parent == tmp_path and ".orphan-" in kept_log.name
+    from tiny_runs import rows
+
+    assert [int(r["step"]) for r in rows(kept_log)] == [1, 2, 3, 4, 5]
+    assert "the rows it logged" in " ".join(caught.value.__notes__)
+
+
+def test_a_loader_batch_whose_targets_miss_sequences_is_named():
+    """U3: the message named neither the loader nor the batch."""
+    from rhn.owntasks import loader_task
+
+    x, y = torch.randn(10, 6, 1), torch.randn(10)
+    with pytest.raises(ValueError, match=r"^train: batch 1 of the loader"):
+        loader_task([(x, y), (x, y[:9])])
+    with pytest.raises(ValueError, match="meta tensors"):
+        loader_task([(x.to("meta"), y.to("meta"))])

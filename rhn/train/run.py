@@ -566,6 +566,9 @@ class _Run:
         self.run_id = run_id  # the folder's identity (rhn.train.records)
         # absolute: a callback that changes directory does not move the run
         self.out = None if config.out is None else Path(os.path.abspath(config.out))
+        self.log_path = (
+            None if config.log_csv is None else Path(os.path.abspath(config.log_csv))
+        )
         self.lock: records.FolderLock | None = None  # of out, once claimed
         self.task = get_task(config.task)
         self.device = resolve_device(config.device)
@@ -1253,6 +1256,7 @@ class _Run:
                 err.add_note(f"no checkpoint could be written ({_io.one_line(other)})")
                 return
             err.kept = kept  # type: ignore[attr-defined]
+            err.kept_log = getattr(self, "kept_log", None)  # type: ignore[attr-defined]
             err.add_note(self._kept_note(kept))
             return
         try:
@@ -1284,6 +1288,7 @@ class _Run:
         if kept is not None:
             why = "the run that overwrite started had no checkpoint yet"
         stop = TrainingInterrupted(self.signal, self.step, checkpoint, why, kept)
+        stop.kept_log = getattr(self, "kept_log", None)  # type: ignore[attr-defined]
         if kept is not None:
             stop.add_note(self._kept_note(kept))
         return stop
@@ -1297,15 +1302,26 @@ class _Run:
             return None
         path = self.out / records.orphan_name(self.run_id)
         records.save_checkpoint(path, self._state())
+        # the rows it logged: the replaced run's log comes back over them
+        log = self.log_path
+        if log is not None and log.is_file():
+            kept_log = log.with_name(records.orphan_name(self.run_id, log.name))
+            data = log.read_bytes()
+            _io.atomic_write(kept_log, lambda f: f.write(data), name="log_csv")
+            self.kept_log = kept_log
         return path
 
     def _kept_note(self, kept: Path | None) -> str:
         if kept is None:
             return "rhn.train: this run completed no step: nothing of it to keep"
+        rows = getattr(self, "kept_log", None)
+        logged = "" if rows is None else f", and the rows it logged in {str(rows)!r}"
         return (
             f"rhn.train: this run's state of step {self.step} is kept in "
-            f"{str(kept)!r}: resume it into a folder of its own (--resume "
-            f"{kept} --out <a new folder>)"
+            f"{str(kept)!r}{logged}: resume it into a folder of its own (--resume "
+            f"{kept} --out <a new folder>"
+            + ("" if rows is None else ", with a new --log-csv")
+            + ")"
         )
 
     def _progress_bar(self) -> Any:
