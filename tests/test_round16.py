@@ -287,3 +287,24 @@ def test_a_loader_batch_whose_targets_miss_sequences_is_named():
         loader_task([(x, y), (x, y[:9])])
     with pytest.raises(ValueError, match="meta tensors"):
         loader_task([(x.to("meta"), y.to("meta"))])
+
+
+def test_a_task_with_splits_whose_generate_takes_no_split_is_named():
+    """U6: a raw TypeError from inside the user's generate."""
+    from tiny_runs import tiny
+
+    from rhn.tasks import Task, adding_problem
+    from rhn.train import train
+
+    task = Task(
+        name="nosplit",
+        generate=adding_problem,
+        input_size=2,
+        output_size=1,
+        loss="mse",
+        readout="last",
+        baseline=lambda T: 1 / 6,
+        held_out=("valid", "test"),
+    )
+    with pytest.raises(TypeError, match=r"^task 'nosplit': held_out=.*split="):
+        train(tiny(task=task))

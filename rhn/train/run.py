@@ -584,14 +584,23 @@ class _Run:
         held_out = {}
         if self.task.held_out is not None:  # a fixed data set: its validation split
             held_out = {"split": self.task.held_out[0]}
-        self.test_data = generate(
-            self.task,
-            config.eval_samples,
-            config.seq_len,
-            seed=2 * config.seed + 1,
-            device=self.device,
-            **held_out,
-        )
+        try:
+            self.test_data = generate(
+                self.task,
+                config.eval_samples,
+                config.seq_len,
+                seed=2 * config.seed + 1,
+                device=self.device,
+                **held_out,
+            )
+        except TypeError as err:
+            if not held_out or "split" not in str(err):
+                raise
+            raise TypeError(
+                f"task {self.task.name!r}: held_out={self.task.held_out!r} needs a "
+                "generate that takes split= (the held-out split's name), and "
+                f"this one does not ({_io.one_line(err)[:120]})"
+            ) from None
         _check_generated(self.task, self.test_data, self.model)
         _check_batch_form(
             self.task,

@@ -416,6 +416,24 @@ def test_without_javascript_the_light_theme_applies(
     assert dark["theme"] == "dark", dark
 
 
+SOURCE_FIT_JS = """() => [...document.querySelectorAll(
+    '.bd-article div.literal-block-wrapper div.highlight > pre')]
+    .map((p) => p.scrollWidth - p.clientWidth)"""
+
+
+@pytest.mark.parametrize(
+    "page_path", ["book/01_introduction.html", "book/07_rhn_jacobian.html"]
+)
+def test_on_a_laptop_the_packages_source_fits_its_column(
+    browser: Browser, base_url: str, page_path: str
+) -> None:
+    """The package's source listings (lines up to 88 characters) scrolled by
+    2 to 19 px on a laptop, to show a character or two."""
+    with Visit(browser, base_url, page_path, viewport=(1366, 900)) as visit:
+        over = visit.page.evaluate(SOURCE_FIT_JS)
+    assert over and max(over) <= 1, over
+
+
 NOJS_WIDE_JS = """() => [...document.querySelectorAll('.rhn-wide-figure')].map((b) => ({
     scrolls: getComputedStyle(b).overflowX,
     wider: b.scrollWidth > b.clientWidth + 1,
