@@ -423,8 +423,8 @@ def _recorded_paths(
     if folder is None and given.name == CHECKPOINT_NAME:
         folder = given.parent
     out = None if old_out is None else str(old_out)
-    if folder is not None:
-        out = str(folder)
+    if folder is not None:  # absolute: the record names it from any directory
+        out = os.path.abspath(str(folder))
     found: dict[str, object] = {}
     if not out_given and out is not None:
         found["out"] = out

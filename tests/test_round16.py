@@ -308,3 +308,55 @@ def test_a_task_with_splits_whose_generate_takes_no_split_is_named():
     )
     with pytest.raises(TypeError, match=r"^task 'nosplit': held_out=.*split="):
         train(tiny(task=task))
+
+
+# Hostile round 19.
+
+
+def test_the_logs_lr_is_the_rate_its_step_trained_at(tmp_path):
+    """S1: the column held the rate after the scheduler's step, the next
+    step's; the first row now holds the configured rate."""
+    from tiny_runs import rows, tiny
+
+    from rhn.train import train
+
+    log = tmp_path / "log.csv"
+    config = tiny(steps=6, eval_every=3, log_csv=str(log), lr=0.005)
+    seen = []
+    train(config, callback=lambda e: seen.append(e["lr"]))
+    logged = [float(r["lr"]) for r in rows(log)]
+    assert logged[0] == pytest.approx(0.005)
+    assert logged == pytest.approx(seen)
+    assert logged[-1] > 0.1 * 0.005  # the last step trains above the floor
+
+
+def test_load_model_with_a_task_in_the_other_layout_is_refused(tmp_path):
+    """S2: the same data given time-first loaded a batch-first model, no word."""
+    from rhn.train import TrainConfig, load_model, train
+
+    out = tmp_path / "run"
+    small = dict(hidden_size=4, batch_size=4, eval_every=2, progress=False)
+    train(TrainConfig(task=_layout_task(True), steps=2, out=str(out), **small))
+    with pytest.raises(ValueError, match="pass batch_first=False"):
+        load_model(out, task=_layout_task(False))
+    model = load_model(out, task=_layout_task(False), batch_first=False)
+    assert model.batch_first is False
+    assert load_model(out, task=_layout_task(True)).batch_first is True
+
+
+def test_a_resume_from_another_directory_records_an_absolute_out(tmp_path, monkeypatch):
+    """S3: metrics.json held out as '../rel', relative to a directory the
+    record does not name."""
+    import json
+
+    from tiny_runs import CLI
+
+    from rhn.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *CLI, "--out", "rel"]) == 0
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert main(["train", "--resume", "../rel", "--steps", "5"]) == 0
+    record = json.loads((tmp_path / "rel" / "metrics.json").read_text())
+    assert record["config"]["out"] == str(tmp_path / "rel")

@@ -135,6 +135,16 @@ def load_model(
             f"{str(run_or_checkpoint)!r} was trained on (fingerprint "
             f"{now} != {recorded_data})"
         )
+    recorded = io.get("batch_first") if isinstance(io, dict) else None
+    given = getattr(task, "batch_first", None)
+    if batch_first is None and own and isinstance(recorded, bool) and given is not None:
+        if bool(given) != recorded:  # the same data, in the other layout
+            layouts = {True: "batch-first (B, T, I)", False: "time-first (T, B, I)"}
+            raise ValueError(
+                f"task: the run's data were {layouts[recorded]}, this task gives "
+                f"them {layouts[bool(given)]}; pass batch_first={bool(given)} for "
+                "a model that reads the task's layout, or the task in the run's"
+            )
     model = make_model(config, device="cpu")
     model.batch_first = _layout(io, batch_first)
     return _with_weights(model, state, target, run_or_checkpoint)

@@ -882,6 +882,8 @@ class _Run:
     def train_step(self) -> float:
         """One optimiser step on a fresh batch; returns the batch's loss."""
         config = self.config
+        # the rate this step trains at (the scheduler moves it after the step)
+        self.lr_used = float(self.optimizer.param_groups[0]["lr"])
         self.step += 1
         x, y, *rest = generate(
             self.task,
@@ -1195,7 +1197,7 @@ class _Run:
             event: dict[str, Any] = {
                 "step": self.step,
                 "train_loss": loss_value,
-                "lr": float(self.optimizer.param_groups[0]["lr"]),
+                "lr": self.lr_used,
             }
             if self.step % config.eval_every == 0 or self.step == config.steps:
                 scores = self.evaluate()
