@@ -147,7 +147,7 @@ def _check_split(
                 f"per step, or with K outputs a last axis K"
             )
             + f", got {tuple(shape)}"
-            + _layout_hint(given, shape, batch_first)
+            + _layout_hint(given, shape, batch_first, train)
         )
     if y.dtype == torch.bool:  # bincount and the losses take no bool
         raise TypeError(
@@ -156,6 +156,11 @@ def _check_split(
         )
     if classify and (y.is_floating_point() or y.is_complex()):
         raise TypeError(f"{name} targets must be class indices (int) for cross_entropy")
+    if not classify and not y.is_floating_point():  # a held-out split's
+        raise TypeError(
+            f"{name} targets must be floats, as the training data's are (a "
+            f"regression), got {y.dtype}; pass them as floats"
+        )
     if classify and K:
         raise ValueError(
             f"{name} targets of shape {tuple(shape)} hold K = {K} outputs "
@@ -200,15 +205,21 @@ def _check_split(
 
 
 def _layout_hint(
-    given: tuple[int, ...], shape: tuple[int, ...], batch_first: bool
+    given: tuple[int, ...], shape: tuple[int, ...], batch_first: bool, train: bool
 ) -> str:
     """A hint when the targets fit the inputs read in the other layout."""
     other_n = given[0] if not batch_first else given[1]
     if not shape or other_n == (given[1] if not batch_first else given[0]):
         return ""
     if shape[0] == other_n or tuple(shape[:2]) == (given[1], given[0]):
-        flag = "batch_first=True" if not batch_first else "batch_first=False"
         layout = "(N, T, I)" if not batch_first else "(T, N, I)"
+        if not train:  # batch_first is the training data's: this split differs
+            ours = "(T, N, I)" if not batch_first else "(N, T, I)"
+            return (
+                f" (inputs {layout}, N = {other_n} sequences? give this split "
+                f"laid out as the training data, {ours})"
+            )
+        flag = "batch_first=True" if not batch_first else "batch_first=False"
         return f" (inputs {layout}, N = {other_n} sequences? pass {flag})"
     return ""
 

@@ -360,3 +360,14 @@ def test_a_resume_from_another_directory_records_an_absolute_out(tmp_path, monke
     assert main(["train", "--resume", "../rel", "--steps", "5"]) == 0
     record = json.loads((tmp_path / "rel" / "metrics.json").read_text())
     assert record["config"]["out"] == str(tmp_path / "rel")
+
+
+def test_a_held_out_split_in_another_layout_or_dtype_is_named():
+    """U1: a valid split in the other layout was told to pass batch_first,
+    which would misread the training data; U2: integer valid targets of a
+    regression passed tensor_task and failed in train() naming a generate."""
+    x, y = torch.randn(20, 6, 1), torch.randn(20)
+    with pytest.raises(ValueError, match="give this split laid out as the training"):
+        tensor_task(x, y, batch_first=True, valid=(x.transpose(0, 1)[:, :5], y[:5]))
+    with pytest.raises(TypeError, match="valid targets must be floats"):
+        tensor_task(x, y, batch_first=True, valid=(x[:5], torch.arange(5)))
