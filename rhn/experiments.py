@@ -439,6 +439,18 @@ def sweep(
         ValueError: ``out`` is a directory or cannot be written (checked
             before any training).
     """
+    if isinstance(base, TrainConfig):
+        kept = {
+            name: getattr(base, name)
+            for name in ("out", "log_csv", "checkpoint_every")
+            if getattr(base, name)
+        }
+        if kept:
+            raise ValueError(
+                f"base: a sweep writes one record (out=) and no run folders or "
+                f"logs, so base must leave out, log_csv and checkpoint_every "
+                f"out, got {kept}"
+            )
     if not isinstance(base, TrainConfig):
         raise TypeError(f"base must be a TrainConfig, got {type(base).__name__}")
     grid = _check_grid(grid)
@@ -641,7 +653,11 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
 def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
     """The runs of ``record`` whose config has every ``field=value`` given.
 
-    For example ``select(record, model="rhn", depth=2)``.
+    For example ``select(record, model="rhn", depth=2)``. A field a run's
+    model does not read (``depth`` of a GRU, ``forget_bias`` of an RHN)
+    matches no value, so ``select(record, depth=2)`` leaves the GRU out;
+    asked for with its model, ``select(record, model="gru", depth=2)``, the
+    field is moot and the model's runs are returned.
     """
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(setting) - fields)
@@ -657,10 +673,21 @@ def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
         else v
         for k, v in setting.items()
     }
+
+    # a field the run's model does not read (a GRU's depth) was recorded at
+    # the base's value: it matches no value asked for, unless the model is
+    # asked for too (select(model="gru", depth=2): the GRU, whose depth is moot)
+    def matches(run: Mapping[str, Any], key: str, value: Any) -> bool:
+        config = run["config"]
+        model = config.get("model")
+        if isinstance(model, str) and not reads_field(model, key):
+            return "model" in wanted
+        return config.get(key) == value
+
     return [
         run
         for run in record["runs"]
-        if all(run["config"].get(k) == v for k, v in wanted.items())
+        if all(matches(run, k, v) for k, v in wanted.items())
     ]
 
 

@@ -868,6 +868,19 @@ def _read_loader(
             f"{what} must be a DataLoader (or another iterable of batches), got "
             f"{_what(loader)}; for tensors use tensor_task"
         )
+    from torch.utils.data import RandomSampler
+
+    sampler = getattr(loader, "sampler", None)
+    if (
+        isinstance(sampler, RandomSampler)
+        and sampler.generator is None
+    ):
+        raise ValueError(
+            f"{what}: the loader shuffles (shuffle=True without a seeded "
+            "generator), so every process reads its data in another order: the "
+            "run's data would differ from run to run and it could not be "
+            "resumed; build the loader with shuffle=False"
+        )
     parts: list[tuple[torch.Tensor, ...]] = []
     layout = "(B, T, I)" if batch_first else "(T, B, I)"
     for i, batch in enumerate(loader):

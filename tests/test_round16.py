@@ -371,3 +371,63 @@ def test_a_held_out_split_in_another_layout_or_dtype_is_named():
         tensor_task(x, y, batch_first=True, valid=(x.transpose(0, 1)[:, :5], y[:5]))
     with pytest.raises(TypeError, match="valid targets must be floats"):
         tensor_task(x, y, batch_first=True, valid=(x[:5], torch.arange(5)))
+
+
+# Hostile round 20.
+
+
+def test_a_shuffling_dataloader_is_refused_when_the_task_is_made():
+    """D1, S1: every process read a shuffling loader in another order: two runs
+    of one seed differed, and an interrupted run could never be resumed."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rhn.owntasks import loader_task
+
+    data = TensorDataset(torch.randn(32, 6, 1), torch.randn(32))
+    with pytest.raises(ValueError, match="build the loader with shuffle=False"):
+        loader_task(DataLoader(data, batch_size=8, shuffle=True))
+    seeded = torch.Generator().manual_seed(0)
+    loader_task(DataLoader(data, batch_size=8, shuffle=True, generator=seeded))
+    loader_task(DataLoader(data, batch_size=8))
+
+
+def test_select_leaves_out_models_that_do_not_read_the_field(tmp_path):
+    """S2: select(depth=2) returned the GRU's runs, recorded at the base's
+    depth; asked for with its model, the GRU's depth is moot."""
+    from tiny_runs import tiny
+
+    from rhn.experiments import select, sweep
+
+    record = sweep(tiny(steps=1), {"model": ["rhn", "gru"], "depth": [1, 2]}, [0])
+    assert {r["config"]["model"] for r in select(record, depth=2)} == {"rhn"}
+    assert len(select(record, model="gru", depth=2)) == len(select(record, model="gru"))
+
+
+def test_an_own_task_may_not_take_a_built_in_name():
+    """S3: Task(name="adding") trained and its record said task "adding",
+    with the wrong baseline for the built-in task of that name."""
+    from rhn.tasks import Task, adding_problem
+    from rhn.train import TrainConfig
+
+    task = Task(
+        name="adding",
+        generate=adding_problem,
+        input_size=2,
+        output_size=1,
+        loss="mse",
+        readout="last",
+        baseline=lambda T: 6.0,
+    )
+    with pytest.raises(ValueError, match="may not take a built-in task's name"):
+        TrainConfig(task=task)
+
+
+def test_sweep_refuses_a_base_with_run_folders_or_logs(tmp_path):
+    """S4: base.out, log_csv and checkpoint_every were ignored, yet the
+    record's call listed them."""
+    from tiny_runs import tiny
+
+    from rhn.experiments import sweep
+
+    with pytest.raises(ValueError, match="base must leave out, log_csv"):
+        sweep(tiny(steps=1, out=str(tmp_path / "r")), {"depth": [1]}, [0])

@@ -205,6 +205,12 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         task = get_task(self.task)
+        if task.name in TASKS and TASKS[task.name] is not task:
+            raise ValueError(
+                f"task: a task of your own may not take a built-in task's name "
+                f"({task.name!r}): records and resumes tell tasks apart by name; "
+                "give it another name"
+            )
         # a registered task is kept by name; the user's own as the object
         self.task = task.name if TASKS.get(task.name) is task else task
         given = self.__dict__.pop("_given", None)
