@@ -792,9 +792,10 @@ def loader_task(
     from a generator the checkpoint saves) and its order (the run draws
     from all of it). Random transforms are frozen at the one pass. The
     data's fingerprint covers the values in the order the loader gave them,
-    so a resume with other data is refused, and so is a resume whose loader
-    shuffles (``shuffle=True`` without a seeded ``generator``): the order is
-    part of what the run drew from; build the loader with ``shuffle=False``.
+    so a resume with other data is refused. A loader that shuffles
+    (``shuffle=True`` without a seeded ``generator``) is refused at once: each
+    process would read it in another order, so two runs of one seed would
+    differ and none could resume; build the loader with ``shuffle=False``.
 
     Args:
         train: the training batches.
