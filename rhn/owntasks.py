@@ -872,10 +872,7 @@ def _read_loader(
     from torch.utils.data import RandomSampler
 
     sampler = getattr(loader, "sampler", None)
-    if (
-        isinstance(sampler, RandomSampler)
-        and sampler.generator is None
-    ):
+    if isinstance(sampler, RandomSampler) and sampler.generator is None:
         raise ValueError(
             f"{what}: the loader shuffles (shuffle=True without a seeded "
             "generator), so every process reads its data in another order: the "
