@@ -569,21 +569,15 @@ def test_an_overwrite_stopped_before_its_first_checkpoint_puts_the_run_back(
 ):
     """C51: Ctrl-C on an --overwrite before its first checkpoint wrote the new
     run's checkpoint, which deleted the finished run it was replacing."""
-    import os
-    import signal
+    from tiny_runs import interrupt_at
 
     from rhn.train import TrainingInterrupted
 
     out, config = _finished(tmp_path)
     before = contents(out)
-
-    def stop(event):
-        if event["step"] == 3:
-            os.kill(os.getpid(), signal.SIGINT)
-
     again = dataclasses.replace(config, seed=1, steps=50, checkpoint_every=0)
     with pytest.raises(TrainingInterrupted) as caught:
-        train(again, overwrite=True, callback=stop)
+        train(again, overwrite=True, callback=interrupt_at(3))
     assert caught.value.checkpoint is None
     assert "is back in place" in " ".join(caught.value.__notes__)
     assert _without_kept(contents(out)) == before

@@ -7,6 +7,7 @@ which flag the shapes point to.
 
 import pytest
 import torch
+from test_round14 import _finished, _two_inputs
 
 from rhn.owntasks import tensor_task
 
@@ -36,17 +37,6 @@ def test_targets_that_fit_no_layout_get_no_hint():
 # Hostile round 16 (cases found by a tester not told the earlier lists).
 
 
-def _finished(tmp_path):
-    from tiny_runs import tiny
-
-    from rhn.train import train
-
-    out = tmp_path / "run"
-    config = tiny(steps=6, eval_every=3, out=str(out))
-    train(config)
-    return out, config
-
-
 def _resumes_from(kept, tmp_path, config, step):
     """The state kept beside the old run resumes into a new folder, as a
     branch, from the step it reached."""
@@ -66,23 +56,16 @@ def test_an_overwrite_stopped_before_its_first_checkpoint_keeps_its_steps(tmp_pa
     """D1: Ctrl-C on an --overwrite before its first checkpoint put the old run
     back and threw the new run's steps away (7,125 of them in the report)."""
     import dataclasses
-    import os
-    import signal
 
-    from tiny_runs import contents
+    from tiny_runs import contents, interrupt_at
 
     from rhn.train import TrainingInterrupted, train
 
     out, config = _finished(tmp_path)
     before = contents(out)
-
-    def stop(event):
-        if event["step"] == 4:
-            os.kill(os.getpid(), signal.SIGINT)
-
     again = dataclasses.replace(config, seed=1, steps=20, checkpoint_every=0)
     with pytest.raises(TrainingInterrupted) as caught:
-        train(again, overwrite=True, callback=stop)
+        train(again, overwrite=True, callback=interrupt_at(4))
     kept = caught.value.kept
     assert kept is not None and kept.parent == out.absolute()
     assert kept.name.startswith("checkpoint.orphan-") and kept.is_file()
@@ -250,10 +233,8 @@ def test_an_early_stopped_overwrite_keeps_the_rows_it_logged(tmp_path):
     """D1: the replaced run's log came back over the rows the stopped run had
     logged; its kept state resumed into a log that began after them."""
     import dataclasses
-    import os
-    import signal
 
-    from tiny_runs import tiny
+    from tiny_runs import interrupt_at, rows, tiny
 
     from rhn.train import TrainingInterrupted, train
 
@@ -261,19 +242,12 @@ def test_an_early_stopped_overwrite_keeps_the_rows_it_logged(tmp_path):
     first = tiny(steps=6, eval_every=3, out=str(out), log_csv=str(log))
     train(first)
     old_log = log.read_bytes()
-
-    def stop(event):
-        if event["step"] == 5:
-            os.kill(os.getpid(), signal.SIGINT)
-
     again = dataclasses.replace(first, seed=1, steps=20)
     with pytest.raises(TrainingInterrupted) as caught:
-        train(again, overwrite=True, callback=stop)
+        train(again, overwrite=True, callback=interrupt_at(5))
     assert log.read_bytes() == old_log  # the replaced run's log, back
     kept_log = caught.value.kept_log
     assert kept_log.parent == tmp_path and ".orphan-" in kept_log.name
-    from tiny_runs import rows
-
     assert [int(r["step"]) for r in rows(kept_log)] == [1, 2, 3, 4, 5]
     assert "the rows it logged" in " ".join(caught.value.__notes__)
 
@@ -291,19 +265,15 @@ def test_a_loader_batch_whose_targets_miss_sequences_is_named():
 
 def test_a_task_with_splits_whose_generate_takes_no_split_is_named():
     """U6: a raw TypeError from inside the user's generate."""
+    import dataclasses
+
     from tiny_runs import tiny
 
-    from rhn.tasks import Task, adding_problem
+    from rhn.tasks import adding_problem
     from rhn.train import train
 
-    task = Task(
-        name="nosplit",
-        generate=adding_problem,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda T: 1 / 6,
+    task = dataclasses.replace(
+        _two_inputs("nosplit", adding_problem, baseline=1 / 6),
         held_out=("valid", "test"),
     )
     with pytest.raises(TypeError, match=r"^task 'nosplit': held_out=.*split="):
@@ -406,18 +376,10 @@ def test_select_leaves_out_models_that_do_not_read_the_field(tmp_path):
 def test_an_own_task_may_not_take_a_built_in_name():
     """S3: Task(name="adding") trained and its record said task "adding",
     with the wrong baseline for the built-in task of that name."""
-    from rhn.tasks import Task, adding_problem
+    from rhn.tasks import adding_problem
     from rhn.train import TrainConfig
 
-    task = Task(
-        name="adding",
-        generate=adding_problem,
-        input_size=2,
-        output_size=1,
-        loss="mse",
-        readout="last",
-        baseline=lambda T: 6.0,
-    )
+    task = _two_inputs("adding", adding_problem, baseline=6.0)
     with pytest.raises(ValueError, match="may not take a built-in task's name"):
         TrainConfig(task=task)
 

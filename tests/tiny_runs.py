@@ -3,6 +3,8 @@ share: a tiny training configuration, its command line, and how they read a
 run's folder, a CSV log and a one-line error."""
 
 import csv
+import os
+import signal
 
 from rhn.train import TrainConfig
 
@@ -25,6 +27,16 @@ SWEEP = [*CLI[2:], "--seeds", "0"]
 def tiny(**overrides):
     task = overrides.pop("task", "adding")
     return TrainConfig.for_task(task, **{**TINY, **overrides})
+
+
+def interrupt_at(step):
+    """A callback that sends this process SIGINT (a Ctrl-C) after ``step``."""
+
+    def stop(event):
+        if event["step"] == step:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return stop
 
 
 def contents(folder):

@@ -10,7 +10,13 @@ from torch import nn
 
 from ..tasks import TASKS, Task
 from .config import TrainConfig, resolve_device
-from .model import _MODEL_FIELDS, SequenceModel, build_sequence_model, make_model
+from .model import (
+    _MODEL_FIELDS,
+    LAYOUTS,
+    SequenceModel,
+    build_sequence_model,
+    make_model,
+)
 from .records import filled_config, load_checkpoint, same_data_print
 
 __all__ = ["load_model"]
@@ -139,10 +145,9 @@ def load_model(
     given = getattr(task, "batch_first", None)
     if batch_first is None and own and isinstance(recorded, bool) and given is not None:
         if bool(given) != recorded:  # the same data, in the other layout
-            layouts = {True: "batch-first (B, T, I)", False: "time-first (T, B, I)"}
             raise ValueError(
-                f"task: the run's data were {layouts[recorded]}, this task gives "
-                f"them {layouts[bool(given)]}; pass batch_first={bool(given)} for "
+                f"task: the run's data were {LAYOUTS[recorded]}, this task gives "
+                f"them {LAYOUTS[bool(given)]}; pass batch_first={bool(given)} for "
                 "a model that reads the task's layout, or the task in the run's"
             )
     model = make_model(config, device="cpu")

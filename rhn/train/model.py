@@ -133,6 +133,10 @@ _MODEL_FIELDS = (
 )
 
 
+LAYOUTS = {True: "batch-first (B, T, I)", False: "time-first (T, B, I)"}
+"""How a message names a data layout, by its ``batch_first``."""
+
+
 def model_io(task: Task) -> dict[str, Any]:
     """What a model needs of ``task``: its sizes, read-out and data layout (a
     checkpoint keeps them, so that :func:`rhn.train.load_model` needs no own

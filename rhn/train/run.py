@@ -33,7 +33,7 @@ from . import records
 from .config import TrainConfig, generate, resolve_device
 from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
 from .loggers import CSVLogger, Logger
-from .model import check_memory, evaluate, make_model, model_io
+from .model import LAYOUTS, check_memory, evaluate, make_model, model_io
 from .model import loss as task_loss
 
 __all__ = [
@@ -740,14 +740,13 @@ class _Run:
         """Continue from a checkpoint's ``state`` (checked by
         :func:`rhn.train.records.check_resume`)."""
         saved_io = state.get("model_io")
-        layouts = {True: "batch-first (B, T, I)", False: "time-first (T, B, I)"}
         if isinstance(saved_io, dict) and isinstance(saved_io.get("batch_first"), bool):
             now = bool(getattr(self.task, "batch_first", False))
             if saved_io["batch_first"] != now:  # load_model would flip layouts
                 raise ValueError(
                     f"resume: the run's task {self.task.name!r} gave its data "
-                    f"{layouts[saved_io['batch_first']]}, this one "
-                    f"{layouts[now]}: the trained model would take another layout "
+                    f"{LAYOUTS[saved_io['batch_first']]}, this one "
+                    f"{LAYOUTS[now]}: the trained model would take another layout "
                     "than before the resume; give the task its first layout "
                     f"(batch_first={saved_io['batch_first']})"
                 )
