@@ -174,15 +174,9 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
     # A parameter budget in the grid replaces the base's hidden size.
     if "num_params" in setting and "hidden_size" not in setting:
         changes["hidden_size"] = None
-    task = setting.get("task")
-    if task is not None and _task_name(task) != _task_name(base.task):
-        # another task: the fields the base was not given take that task's
-        # defaults, as `python -m rhn train --task` gives them (the copy task
-        # its seq_len 10, depth 1 and b_T = -1, not the adding problem's)
-        given = getattr(base, "_given_fields", frozenset())
-        fields = {f.name for f in dataclasses.fields(base) if f.init}
-        kept = {n: getattr(base, n) for n in given & fields if n != "task"}
-        return TrainConfig(**{**kept, **changes})
+    # another task in the grid brings its defaults to the fields the base was
+    # not given (TrainConfig's dataclasses.replace), as `--task` does: the
+    # copy task its seq_len 10, depth 1 and b_T = -1, not the adding problem's
     return dataclasses.replace(base, **changes)
 
 
@@ -650,6 +644,34 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
     return record
 
 
+def _kind(value: Any) -> str:
+    """What ``select`` compares by: a bool, a number (int and float alike), a
+    string, ``None``, else the type's name."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _same_kinds(record: Mapping[str, Any], wanted: Mapping[str, Any]) -> None:
+    """Refuse a value of a kind no run records for its field (``depth="1"``
+    where depths are numbers), which would match nothing without a word."""
+    for key, value in wanted.items():
+        recorded = [
+            run["config"][key]
+            for run in record.get("runs", [])
+            if isinstance(run.get("config"), Mapping) and key in run["config"]
+        ]
+        kinds = {_kind(v) for v in recorded if v is not None}
+        if value is None or not kinds or _kind(value) in kinds:
+            continue
+        example = next(v for v in recorded if v is not None)
+        raise TypeError(
+            f"select: {key}={value!r} is {_kind(value)}, but the record holds "
+            f"{' or '.join(sorted(kinds))} for {key} (e.g. {example!r}); it "
+            "would match no run"
+        )
+
+
 def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
     """The runs of ``record`` whose config has every ``field=value`` given.
 
@@ -657,7 +679,8 @@ def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
     model does not read (``depth`` of a GRU, ``forget_bias`` of an RHN)
     matches no value, so ``select(record, depth=2)`` leaves the GRU out;
     asked for with its model, ``select(record, model="gru", depth=2)``, the
-    field is moot and the model's runs are returned.
+    field is moot and the model's runs are returned. A value of another kind
+    than the record's (``depth="1"`` where depths are numbers) is refused.
     """
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(setting) - fields)
@@ -673,6 +696,8 @@ def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
         else v
         for k, v in setting.items()
     }
+
+    _same_kinds(record, wanted)
 
     # a field the run's model does not read (a GRU's depth) was recorded at
     # the base's value: it matches no value asked for, unless the model is

@@ -62,9 +62,9 @@ def test_a_task_default_fills_only_what_is_left_out():
     # a size given replaces the task's budget, and a budget its size
     assert TrainConfig(task="chorales", hidden_size=8).num_params is None
     assert TrainConfig(task="copy", num_params=2000).hidden_size is None
-    # replace changes only what it names
+    # replace gives the fields never given the new task's defaults
     moved = dataclasses.replace(TrainConfig(), task="chorales")
-    assert moved.depth == TrainConfig().depth
+    assert moved == TrainConfig(task="chorales") and moved.depth == defaults["depth"]
 
 
 def test_a_task_whose_defaults_name_no_field_is_refused():

@@ -99,10 +99,12 @@ class TrainConfig:
     so ``TrainConfig(task="chorales", model="gru")`` is the configuration of
     ``python -m rhn train --task chorales --model gru``; a field you give
     keeps your value, and fields neither gives keep the defaults below.
-    :meth:`for_task` is the same call. ``dataclasses.replace`` changes only
-    the fields it names (it gives every field, so a new ``task`` there brings
-    none of its defaults). Every field is checked when the config is made,
-    so a bad value fails before any training.
+    :meth:`for_task` is the same call. ``dataclasses.replace(config, ...)``
+    (and ``copy.replace``) is ``TrainConfig`` called again with the fields
+    you gave ``config`` and the changes: a new ``task`` there brings its own
+    defaults to the fields you never gave, as the command line does. Every
+    field is checked when the config is made, so a bad value fails before
+    any training.
 
     Attributes:
         task: a name in :data:`rhn.tasks.TASKS` (``adding``, ``copy``,
@@ -364,9 +366,10 @@ class TrainConfig:
         does not read it, at a value other than the default (the task's, else
         the package's): the run trains as if it were left out. Not an error,
         since every recorded config holds both fields for every model."""
-        if given >= _INIT_FIELDS:
-            # every field given: dataclasses.replace (a sweep's grid), a
-            # resume or a reload, which pass the recorded values back
+        if given >= _INIT_FIELDS or self.__dict__.get("_replaced"):
+            # every field given (a resume or a reload, which pass the recorded
+            # values back) or a dataclasses.replace (a sweep's grid): warned
+            # of, if at all, when the config replaced was made
             return
         for name, package_default in _DEFAULT_OF.items():
             value = getattr(self, name)
@@ -466,15 +469,60 @@ def _outside_the_package() -> int:
     return level
 
 
+class _LeftOut:
+    """What ``dataclasses.replace`` reads for a field the config's maker left
+    out: the new config leaves it out too, so that it takes the (perhaps new)
+    task's default instead of the value the old task filled in."""
+
+    def __repr__(self) -> str:
+        return "<left out>"
+
+
+_LEFT_OUT = _LeftOut()
+# the code that reads every field to copy it: dataclasses.replace (and, from
+# Python 3.13, dataclasses._replace, behind copy.replace)
+_REPLACE_CODES = frozenset(
+    getattr(f, "__code__", None)
+    for f in (dataclasses.replace, getattr(dataclasses, "_replace", None))
+    if f is not None
+)
+
+
+def _getattribute(self: TrainConfig, name: str) -> Any:
+    value = object.__getattribute__(self, name)
+    if name in _INIT_FIELDS and sys._getframe(1).f_code in _REPLACE_CODES:
+        given = object.__getattribute__(self, "__dict__").get("_given_fields")
+        if given is not None and name not in given:
+            return _LEFT_OUT
+    return value
+
+
 @functools.wraps(_dataclass_init)
 def _init(self: TrainConfig, *args: Any, **kwargs: Any) -> None:
     # which fields the caller gave, for __post_init__: the others take the
     # task's defaults (a bad call is left to the dataclass's own __init__)
+    left_out = [name for name, value in kwargs.items() if value is _LEFT_OUT]
+    if left_out:  # dataclasses.replace: as left out of the config replaced
+        kwargs = {k: v for k, v in kwargs.items() if v is not _LEFT_OUT}
+        self.__dict__["_replaced"] = True
     self._given = frozenset(_ORDER[: len(args)]) | frozenset(kwargs)
     _dataclass_init(self, *args, **kwargs)
+    self.__dict__["_made"] = True
+
+
+def _setattr(self: TrainConfig, name: str, value: Any) -> None:
+    object.__setattr__(self, name, value)
+    state = self.__dict__
+    if name in _INIT_FIELDS and state.get("_made"):
+        # set after the config was made (config.lr = ...): given, as if passed
+        # to TrainConfig, so that dataclasses.replace (and train's check of
+        # the fields) keeps it
+        state["_given_fields"] = state.get("_given_fields", _INIT_FIELDS) | {name}
 
 
 TrainConfig.__init__ = _init  # type: ignore[method-assign]
+TrainConfig.__getattribute__ = _getattribute  # type: ignore[method-assign]
+TrainConfig.__setattr__ = _setattr  # type: ignore[method-assign]
 
 
 def _path_or_none(name: str, value: Any, kind: str) -> str | None:

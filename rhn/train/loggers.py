@@ -57,9 +57,9 @@ class Logger:
 
     ``row`` holds ``segment``, ``step``, ``train_loss``, ``lr``, the
     held-out scores (``test_loss``, or ``valid_loss`` on a task with
-    validation and test splits, and an accuracy for one label per sequence;
-    ``None`` at steps without an evaluation) and ``seconds`` (the run's
-    training time so far).
+    validation and test splits, and an accuracy for class labels, per
+    sequence or per step; ``None`` at steps without an evaluation) and
+    ``seconds`` (the run's training time so far).
     """
 
     def check(self, info: dict[str, Any]) -> None:

@@ -35,7 +35,9 @@ class SequenceModel(nn.Module):
             ``(B, T, ...)``, as data kept sequence by sequence are.
 
     Inputs: x
-        - **x** of shape ``(T, B, I)`` (``(B, T, I)`` with ``batch_first``).
+        - **x** of shape ``(T, B, I)`` (``(B, T, I)`` with ``batch_first``),
+          or ``(T, I)`` for one sequence, whose outputs then have no batch
+          axis.
 
     Outputs: y
         - ``readout="last"``: ``(B,)`` if ``out_features == 1``, else
@@ -73,15 +75,22 @@ class SequenceModel(nn.Module):
         Returns ``(B,)`` or ``(B, out_features)`` with ``readout="last"``,
         ``(T, B)`` or ``(T, B, out_features)`` with ``readout="all"``
         (``out_features == 1`` is squeezed; ``(B, T, ...)`` with
-        ``batch_first``).
+        ``batch_first``). One sequence ``(T, I)`` gives the same without
+        the batch axis.
         """
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a tensor, got {type(x).__name__}")
+        one = x.dim() == 2  # a single sequence (T, I), either layout
+        if one:
+            y = self.forward(x.unsqueeze(0 if self.batch_first else 1))
+            return y[0] if self.readout == "last" or self.batch_first else y[:, 0]
         if self.batch_first:
             inputs = getattr(self.core, "input_size", None)
             if x.dim() != 3 or (inputs is not None and x.shape[-1] != inputs):
                 size = "I" if inputs is None else inputs
                 raise ValueError(
-                    f"x must be a 3-D tensor (B, T, {size}) (batch_first=True), "
-                    f"got shape {tuple(x.shape)}"
+                    f"x must be a 3-D tensor (B, T, {size}) (batch_first=True) "
+                    f"or one sequence (T, {size}), got shape {tuple(x.shape)}"
                 )
             x = x.transpose(0, 1)
         output, _ = self.core(x)  # (T, B, H)
@@ -269,10 +278,11 @@ def evaluate(
     autocast: Callable[[], contextlib.AbstractContextManager],
     chunk: int = 1024,
 ) -> dict[str, float]:
-    """Held-out loss (and accuracy for one-label classification), by chunks.
+    """Held-out loss (and accuracy for class labels), by chunks.
 
     ``data`` is ``(inputs, targets)`` or ``(inputs, targets, mask)``; with a
-    mask the loss is the mean over the targets it keeps, over all chunks.
+    mask the loss and the accuracy are means over the targets it keeps, over
+    all chunks. The accuracy of labels per step counts every kept step.
     """
     was_training = model.training
     model.eval()
@@ -285,7 +295,7 @@ def evaluate(
         return {"test_loss": loss(task, pred, y).item()}
     axis = 0 if task.readout == "last" else 1  # the batch axis of the targets
     B = y.shape[axis]
-    total, correct, weight = 0.0, 0, 0
+    total, correct, weight, counted = 0.0, 0, 0, 0
     for start in range(0, B, chunk):
         xb, yb = (
             x[:, start : start + chunk],
@@ -301,12 +311,16 @@ def evaluate(
             n = int(mb.sum())
             total += loss(task, pred, yb, mb).item() * n
         weight += n
-        if task.loss == "cross_entropy" and task.readout == "last":
-            correct += (pred.argmax(-1) == yb).sum().item()
+        if task.loss == "cross_entropy":
+            hits = pred.argmax(-1) == yb
+            if mask is not None:
+                hits = hits & mask[:, start : start + chunk].bool()
+            correct += int(hits.sum())
+            counted += n
     model.train(was_training)
     out = {"test_loss": total / max(weight, 1)}
-    if task.loss == "cross_entropy" and task.readout == "last":
-        out["test_accuracy"] = correct / B
+    if task.loss == "cross_entropy":
+        out["test_accuracy"] = correct / max(counted, 1)
     return out
 
 

@@ -72,8 +72,8 @@ class TrainResult:
             :func:`rhn.train.load_model` gives the run back), ``(T, B, I)``
             otherwise.
         history: per-step ``step``/``train_loss`` lists and per-evaluation
-            ``eval_step``/``test_loss`` (and ``test_accuracy`` for
-            classification with ``readout="last"``) lists. On a task with
+            ``eval_step``/``test_loss`` (and ``test_accuracy`` for class
+            labels, per sequence or per kept step) lists. On a task with
             ``held_out`` splits (the chorales) the evaluations score the
             validation split, never the test split: their losses are in
             ``valid_loss``, and ``test_loss`` repeats them under the name the
@@ -537,7 +537,7 @@ def log_columns(task: Task) -> dict[str, str]:
         "lr": "lr",
         f"{held}_loss": "test_loss",
     }
-    if task.loss == "cross_entropy" and task.readout == "last":
+    if task.loss == "cross_entropy":  # one label per sequence or per step
         columns[f"{held}_accuracy"] = "test_accuracy"
     columns["seconds"] = "seconds"
     return columns
