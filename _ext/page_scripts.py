@@ -130,31 +130,6 @@ def skip_to_article(html: str) -> str:
     return html.replace(_ARTICLE, _ARTICLE_TARGET, 1)
 
 
-# a reader without JavaScript sees the formulas as their TeX source: said
-# once, at the top of the article, on a page that has formulas
-MATH_NOTE = (
-    '<noscript><p class="rhn-noscript-math">The formulas on this page are '
-    "typeset by JavaScript, which is off in this browser: they show as their "
-    "TeX source.</p></noscript>"
-)
-
-
-_MATHJAX_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"[^\"]*mathjax", re.IGNORECASE)
-
-
-def note_math_without_script(html: str) -> str:
-    """``html`` with :data:`MATH_NOTE` first in its article, if it has maths."""
-    article = _ARTICLE_TARGET
-    if MATH_NOTE in html or article not in html:
-        return html
-    body = html[html.index(article) :]
-    # a page that loads MathJax has formulas (a highlighted source listing's
-    # "\\begin{" in a docstring does not make one)
-    if not has_math(body) or not _MATHJAX_SCRIPT.search(html):
-        return html
-    return html.replace(article, article + "\n" + MATH_NOTE, 1)
-
-
 def one_viewport(html: str) -> str:
     """``html`` with its first ``<meta name="viewport">`` tag only."""
     tags = iter(range(1 << 30))
@@ -216,10 +191,8 @@ def _write_icons(app: Any, exception: Exception | None) -> None:
             used |= {c[3:] for c in classes.split() if c.startswith("fa-")}
         # a page that an incremental build left as it was may lack the link
         # to rhn-icons.css: it keeps the icon script
-        lighter = note_math_without_script(
-            skip_to_article(
-                hide_script_buttons(light_without_script(one_viewport(html)))
-            )
+        lighter = skip_to_article(
+            hide_script_buttons(light_without_script(one_viewport(html)))
         )
         if ICONS_CSS in html:
             lighter = _FA_TAG.sub("", lighter)

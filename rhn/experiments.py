@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from . import _checks, _cli, _io, results
+from .baselines import MODELS
 from .tasks import Task, get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.config import generate, reads_field
@@ -126,6 +127,23 @@ def _check_grid(grid: object) -> dict[str, list[Any]]:
             raise ValueError(f"grid[{name!r}] repeats a value: {list(values)}")
         out[name] = list(values)
     return out
+
+
+def _refuse_unread(base: TrainConfig, grid: dict[str, list[Any]]) -> None:
+    """Refuse a grid field with several values that no model of the sweep
+    reads: its settings would all be one run (``forget_bias`` for RHNs)."""
+    models = grid.get("model", [base.model])
+    if not all(isinstance(m, str) and m in MODELS for m in models):
+        return  # a bad model name: TrainConfig says so
+    for name, values in grid.items():
+        if len(values) > 1 and not any(uses_field(m, name) for m in models):
+            readers = sorted(m for m in MODELS if uses_field(m, name))
+            who = " or ".join(repr(m) for m in readers)
+            raise ValueError(
+                f"grid[{name!r}]: no model of this sweep ({', '.join(models)}) "
+                f"reads {name}, so its {len(values)} values would all be one run; "
+                f"only model={who} reads it"
+            )
 
 
 def _check_seeds(seeds: object) -> list[int]:
@@ -448,6 +466,7 @@ def sweep(
     if not isinstance(base, TrainConfig):
         raise TypeError(f"base must be a TrainConfig, got {type(base).__name__}")
     grid = _check_grid(grid)
+    _refuse_unread(base, grid)
     seeds = _check_seeds(seeds)
     _checks.boolean("overwrite", overwrite)
     _checks.boolean("resume", resume)

@@ -132,3 +132,15 @@ def _hits(path: Path) -> list[str]:
 def test_no_wrapped_line_starts_a_list(path: Path) -> None:
     hits = _hits(path)
     assert not hits, "lines that Markdown turns into a list:\n" + "\n".join(hits)
+
+
+def test_no_equation_reference_is_wrapped_in_parentheses_twice() -> None:
+    """An equation reference already reads "(6.4)" (``math_eqref_format`` in
+    _config.yml): "({eq}`...`)" showed "((6.4))" in five places."""
+    assert "({number})" in (BOOK.parent / "_config.yml").read_text()
+    doubled = [
+        f"{path.name}: {m.group(0)}"
+        for path in [*NOTEBOOKS, *sorted(BOOK.glob("*.md"))]
+        for m in re.finditer(r"\(\{eq\}`[^`]*`\)", path.read_text())
+    ]
+    assert not doubled, doubled

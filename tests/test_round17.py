@@ -125,3 +125,21 @@ def test_a_trained_model_takes_one_sequence_without_a_batch_axis(
     batch_axis = 0 if readout == "last" or batch_first else 1
     torch.testing.assert_close(net(x), batched.select(batch_axis, 0))
     assert net(x).dim() == batched.dim() - 1
+
+
+def test_a_sweep_refuses_a_grid_field_no_model_of_it_reads(tmp_path):
+    """Round 21: grid={"forget_bias": [0, 1]} with an RHN ran once, the
+    two settings silently one run."""
+    from rhn.experiments import sweep
+
+    base = TrainConfig(task="adding", seq_len=5, hidden_size=4, steps=2,
+                       eval_every=1, eval_samples=16, batch_size=4,
+                       progress=False, device="cpu")  # fmt: skip
+    with pytest.raises(ValueError, match=r"grid\['forget_bias'\].*one run.*'lstm'"):
+        sweep(base, {"forget_bias": [0.0, 1.0]}, seeds=[0])
+    with pytest.raises(ValueError, match=r"grid\['depth'\].*\(gru, rnn\)"):
+        sweep(base, {"model": ["gru", "rnn"], "depth": [1, 2]}, seeds=[0])
+    # a model that reads it: each value its own run, the other model's once
+    both = sweep(base, {"model": ["rhn", "lstm"], "forget_bias": [0.0, 1.0]}, [0])
+    assert len(both["runs"]) == 3
+    assert not list(tmp_path.iterdir())  # nothing written without out

@@ -13,6 +13,7 @@ sys.path.insert(0, str(ROOT / "_ext"))
 
 citations = pytest.importorskip("citations")
 page_scripts = pytest.importorskip("page_scripts")
+nojs_math = pytest.importorskip("nojs_math")
 
 
 def test_same_authors_and_year_get_letters_in_title_order():
@@ -938,18 +939,37 @@ def test_api_citations_link_each_citation_to_its_own_entry_in_a_doctree():
     assert warned == ["Srivastava et al., 2015"]  # the third: no title after it
 
 
-def test_a_page_with_formulas_says_they_need_javascript_once():
-    article = '<article class="bd-article" id="rhn-article" tabindex="-1">'
-    script = '<script defer="defer" src="../_static/mathjax/tex-mml-chtml.js"></script>'
-    with_math = f"<html>{script}<body>{article}<p>\\(x\\)</p></article></body></html>"
-    once = page_scripts.note_math_without_script(with_math)
-    assert once.count(page_scripts.MATH_NOTE) == 1
-    assert once.index(page_scripts.MATH_NOTE) > once.index(article)
-    assert page_scripts.note_math_without_script(once) == once
-    plain = f"<html><body>{article}<p>no maths</p></article></body></html>"
-    assert page_scripts.note_math_without_script(plain) == plain
-    # a source listing's docstring with "\\begin{" on a page without MathJax
-    listing = (
-        f"<html><body>{article}<pre>\\begin{{aligned}}</pre></article></body></html>"
+def test_formulas_get_a_mathml_twin_for_readers_without_javascript():
+    """Every formula Sphinx writes for MathJax gets MathJax's own MathML after
+    it, in <noscript>; the TeX source is hidden there, numbers kept."""
+    inline = '<span class="math notranslate nohighlight">\\(a &lt; b\\)</span>'
+    display = (
+        '<div class="math notranslate nohighlight" id="equation-e">\n'
+        '<span class="eqno">(4.1)<a class="headerlink" href="#equation-e">#</a>'
+        "</span>\\[\\lVert J \\rVert_\\infty\\]</div>"
     )
-    assert page_scripts.note_math_without_script(listing) == listing
+    env = (
+        '<div class="math notranslate nohighlight">\n'
+        "\\begin{aligned} x &amp;= 1 \\end{aligned}</div>"
+    )
+    page = f"<html><head></head><body><p>{inline}</p>{display}{env}</body></html>"
+    assert nojs_math.formulas(page) == [
+        ("a < b", False),
+        ("\\lVert J \\rVert_\\infty", True),
+        ("\\begin{aligned} x &= 1 \\end{aligned}", True),
+    ]
+    found = nojs_math.formulas(page)
+    mathml = dict(zip(found, nojs_math.to_mathml(found, {}), strict=True))
+    assert all(m.startswith("<math") and "data-latex" not in m for m in mathml.values())
+    assert mathml["a < b", False].count("<mo>&lt;</mo>") == 1
+    assert 'display="block"' in mathml["\\lVert J \\rVert_\\infty", True]
+    out = nojs_math.with_mathml(page, mathml)
+    assert out.count("<noscript>") == 4  # three formulas and the style
+    assert out.count(nojs_math.STYLE) == 1 and out.index(nojs_math.STYLE) < out.index(
+        "</head>"
+    )
+    assert inline + "<noscript><math" in out  # right after its formula
+    assert '<span class="rhn-nojs-eqno">(4.1)</span><math' in out
+    assert nojs_math.with_mathml(out, mathml) == out  # a second pass: nothing
+    # MathJax could not read it: no twin, the TeX stays
+    assert nojs_math.with_mathml(page, {}) == page

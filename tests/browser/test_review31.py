@@ -44,7 +44,7 @@ VISIBLE_TEXT_JS = """() => {
     const copy = main.cloneNode(true);
     copy.querySelectorAll(
         // a signature is code: a default 'lag $n$' is the string itself
-        'mjx-container, pre, code, script, style, .highlight, .math, dt.sig'
+        'mjx-container, pre, code, script, noscript, style, .highlight, .math, dt.sig'
     ).forEach((e) => e.remove());
     return copy.innerText;
 }"""

@@ -23,7 +23,7 @@ The third review (390 x 844 phone, 1366 x 900 laptop):
   and chapter 3's takes at most 3 lines.
 - The general index on a phone: one column, links at least 24 px tall, the
   jump box's letters 44 px squares.
-- Without JavaScript a page with formulas says they show as TeX source.
+- Without JavaScript a page's formulas are MathML, not TeX source.
 - A source listing that scrolls sideways on a phone draws the cue.
 
 (The figures' text on a phone, 10.5 px, is checked in ``test_phone.py``; the
@@ -533,29 +533,39 @@ def test_the_api_pages_module_links_are_tap_targets_on_a_phone(
     assert len(heights) >= 10 and min(heights) >= 24, heights
 
 
-NOTE_JS = """() => { const n = document.querySelector('.rhn-noscript-math');
-    return n ? {text: n.textContent, height: n.getBoundingClientRect().height}
-             : null; }"""
+NOJS_MATH_JS = """() => {
+    const article = document.querySelector('article');
+    const shown = (e) => e.getBoundingClientRect().height > 0;
+    const maths = [...article.querySelectorAll('math')];
+    return {
+        maths: maths.length,
+        drawn: maths.filter(shown).length,
+        tex: [...article.querySelectorAll('.math.notranslate')].filter(shown).length,
+        source: /\\\\(lVert|sigma|frac)|\\\\[(\\[]/.test(article.innerText),
+        numbers: [...article.querySelectorAll('.rhn-nojs-eqno')].filter(shown).length,
+        pageWide: document.documentElement.scrollWidth > window.innerWidth + 1,
+    };
+}"""
 
 
-def test_without_javascript_a_page_says_its_formulas_show_as_tex(
+def test_without_javascript_the_formulas_are_mathml_not_tex(
     browser: Browser, base_url: str
 ) -> None:
-    """Without JavaScript the formulas stay TeX source: a page with formulas
-    says so at the top of its article; with JavaScript the note is not shown,
-    and a page without formulas has none."""
-    with Visit(
-        browser, base_url, "book/03_bptt.html", java_script_enabled=False
+    """Without JavaScript a page's formulas are MathML that the browser draws
+    (_ext/nojs_math.py), their TeX source hidden, equation numbers kept, and
+    nothing wider than a phone; with JavaScript the MathML is not in the page
+    (it sits in <noscript>), and MathJax typesets the TeX as before."""
+    with _visit(
+        browser, base_url, "book/04_gershgorin.html", "phone", java_script_enabled=False
     ) as visit:
-        off = visit.page.evaluate(NOTE_JS)
-    with Visit(browser, base_url, "book/03_bptt.html") as visit:
-        on = visit.page.locator(".rhn-noscript-math").count()
-    html = (SITE / "book/bibliography.html").read_text()
-    _report("math_note_without_javascript", {"no_js": off, "js_elements": on})
-    assert off is not None and off["height"] > 10, off
-    assert "TeX source" in off["text"], off
-    assert on == 0  # inside <noscript>: not in the page's DOM with JavaScript
-    assert "rhn-noscript-math" not in html
+        off = visit.page.evaluate(NOJS_MATH_JS)
+    with Visit(browser, base_url, "book/04_gershgorin.html") as visit:
+        on = visit.page.locator(".rhn-nojs-math").count()
+    _report("mathml_without_javascript", {"no_js": off, "js_elements": on})
+    assert off["maths"] > 50 and off["drawn"] == off["maths"], off
+    assert off["tex"] == 0 and not off["source"], off
+    assert off["numbers"] >= 5 and not off["pageWide"], off
+    assert on == 0
 
 
 LISTING_CUE_JS = """() => [...document.querySelectorAll('.literal-block-wrapper pre')]
