@@ -359,6 +359,47 @@ def _write(record: dict[str, Any], path: Path) -> None:
     _io.write_record(path, record, name="out", indent=None, separators=(",", ":"))
 
 
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """The file at ``path`` as a sweep last saw it: inode, size and time of
+    the last change (every write replaces the file, so a new inode), or
+    ``None`` if there is none."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+class _Writer:
+    """Writes a sweep's record, each time over the file it wrote last (or
+    the one it started from): a record another process wrote meanwhile (a
+    second sweep, after the lock was removed) is never replaced. This
+    sweep's record then goes to a file of its own beside it, and the sweep
+    stops with a one-line error saying where."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.seen = None if path is None else _signature(path)
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        assert self.path is not None
+        if _signature(self.path) != self.seen:
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            kept = self.path.with_name(
+                f"{self.path.stem}.orphan-{stamp}-{os.getpid()}{self.path.suffix}"
+            )
+            _write(record, kept)
+            raise FileExistsError(
+                f"out: {_io.short(self.path)!r} was written by another process "
+                "while this sweep ran (after its lock was removed?), and is left "
+                f"as it is; this sweep's {len(record['runs'])} runs are in "
+                f"{_io.short(kept)!r}: continue them with --out {kept} --resume "
+                "(out=..., resume=True)"
+            )
+        _write(record, self.path)
+        self.seen = _signature(self.path)
+
+
 def lock_path(path: Path) -> Path:
     """The lock a sweep holds on its record ``path`` while it runs: one per
     file, whatever symlink names it (:func:`rhn.train.records.file_lock_path`)."""
@@ -570,6 +611,7 @@ def _sweep(
     }
     if resume:
         record = _resumable(path, record, plan)
+    write = _Writer(path)
     done = len(record["runs"])
     start = time.perf_counter() - record["seconds"]
     if done == len(plan) and not record["complete"]:
@@ -580,7 +622,7 @@ def _sweep(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime()
         )
         if path is not None:
-            _write(record, path)
+            write(record)
     for i, (setting, seed, config) in enumerate(plan, 1):
         if i <= done:  # finished before the interruption
             continue
@@ -607,7 +649,7 @@ def _sweep(
             record["complete"] = True
             record["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         if path is not None:
-            _write(record, path)
+            write(record)
         if log is not None:
             m = metrics
             label = " ".join(f"{k}={_task_name(v)}" for k, v in setting.items())

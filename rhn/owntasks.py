@@ -793,9 +793,12 @@ def loader_task(
     from all of it). Random transforms are frozen at the one pass. The
     data's fingerprint covers the values in the order the loader gave them,
     so a resume with other data is refused. A loader that shuffles
-    (``shuffle=True`` without a seeded ``generator``) is refused at once: each
-    process would read it in another order, so two runs of one seed would
-    differ and none could resume; build the loader with ``shuffle=False``.
+    (``shuffle=True`` without a seeded ``generator``), or draws with another
+    of torch's random samplers without one (``SubsetRandomSampler``,
+    ``WeightedRandomSampler``, also inside a ``BatchSampler``), is refused at
+    once: each process would read other data or another order, so two runs
+    of one seed would differ and none could resume; build the loader with
+    ``shuffle=False``, or seed the sampler's generator.
 
     Args:
         train: the training batches.
@@ -869,16 +872,32 @@ def _read_loader(
             f"{what} must be a DataLoader (or another iterable of batches), got "
             f"{_what(loader)}; for tensors use tensor_task"
         )
-    from torch.utils.data import RandomSampler
+    from torch.utils.data import (
+        BatchSampler,
+        RandomSampler,
+        SubsetRandomSampler,
+        WeightedRandomSampler,
+    )
 
-    sampler = getattr(loader, "sampler", None)
-    if isinstance(sampler, RandomSampler) and sampler.generator is None:
-        raise ValueError(
-            f"{what}: the loader shuffles (shuffle=True without a seeded "
-            "generator), so every process reads its data in another order: the "
-            "run's data would differ from run to run and it could not be "
-            "resumed; build the loader with shuffle=False"
-        )
+    random_kinds = (RandomSampler, SubsetRandomSampler, WeightedRandomSampler)
+    samplers = [getattr(loader, "sampler", None)]
+    batches = getattr(loader, "batch_sampler", None)
+    if isinstance(batches, BatchSampler):
+        samplers.append(batches.sampler)
+    for sampler in samplers:
+        if isinstance(sampler, random_kinds) and sampler.generator is None:
+            how = (
+                "shuffles (shuffle=True"
+                if isinstance(sampler, RandomSampler)
+                else f"draws its samples at random ({type(sampler).__name__}"
+            )
+            raise ValueError(
+                f"{what}: the loader {how} without a seeded generator), so every "
+                "process reads other data or another order: the run's data "
+                "would differ from run to run and it could not be resumed; "
+                "build the loader with shuffle=False, or give the sampler a "
+                "seeded generator=torch.Generator().manual_seed(...)"
+            )
     parts: list[tuple[torch.Tensor, ...]] = []
     layout = "(B, T, I)" if batch_first else "(T, B, I)"
     for i, batch in enumerate(loader):

@@ -449,6 +449,11 @@ class Task:
             (:func:`rhn.owntasks.tensor_task`'s ``batch_first``): a model
             loaded back by :func:`rhn.train.load_model` takes inputs laid out
             so. Batches are generated time-first either way.
+        reads_seq_len: ``False`` for a task whose sequences have lengths of
+            their own that ``generate`` keeps whatever ``seq_len`` it is given
+            (the chorales: whole pieces). A ``TrainConfig`` then refuses a
+            ``seq_len`` other than the task's default, which a run would
+            record but not use.
     """
 
     name: str
@@ -464,6 +469,7 @@ class Task:
     fingerprint: str | None = None
     length: Callable[[int], int] | None = None
     batch_first: bool = False
+    reads_seq_len: bool = True
 
     def __post_init__(self) -> None:
         # A task of the user's own is checked here, not deep inside a run.
@@ -592,6 +598,7 @@ TASKS: dict[str, Task] = {
         },
         held_out=("valid", "test"),
         init_head=chorales.init_head,
+        reads_seq_len=False,  # whole chorales, whatever seq_len says
     ),
 }
 """The five tasks by name, ``"adding"``, ``"copy"``, ``"temporal_order"``,

@@ -70,8 +70,10 @@ def test_batch_first_takes_and_gives_sequences_first(tmp_path):
     with torch.no_grad():
         time_first = trained(inputs[:5].transpose(0, 1))  # (T, B)
         torch.testing.assert_close(net(inputs[:5]), time_first.transpose(0, 1))
+        # one sequence (T, I) is taken too, its output without the batch axis
+        torch.testing.assert_close(net(inputs[0]), net(inputs[:1])[0])
     with pytest.raises(ValueError, match=r"x must be a 3-D tensor \(B, T, 2\)"):
-        net(inputs[0])
+        net(inputs[0, 0])
     # the wrong number of features, named in the layout the model takes
     wrong = torch.zeros(4, 7, 3)
     with pytest.raises(ValueError, match=r"\(B, T, 2\) .*got shape \(4, 7, 3\)"):

@@ -318,7 +318,13 @@ def test_csv_log_of_another_run_is_refused_before_any_work(tmp_path):
     with pytest.raises(ValueError, match="already holds rows of another run"):
         train(dataclasses.replace(config, out=str(tmp_path / "run")))
     assert log.read_text() == before and not (tmp_path / "run").exists()
-    train(config, overwrite=True)  # asked for: the file starts anew
+    # without out, overwrite replaces no run, so it never empties a log with
+    # rows (they may be a run's that is resumed later): the file is deleted
+    with pytest.raises(ValueError, match="overwrite without out replaces no run"):
+        train(config, overwrite=True)
+    assert log.read_text() == before
+    log.unlink()
+    train(config)
     assert len(_rows(log)) == config.steps
 
 

@@ -33,8 +33,9 @@ def test_readme_examples_run_and_the_loop_learns(capsys, tmp_path, monkeypatch):
     assert "held-out MSE" in capsys.readouterr().out
     model = namespace["model"]  # the last block: depth 6 with a matched bias
     assert model.depth == 6
+    # the carry per step of the package's RHN, depth 2 at -3, as its comment says
     keep = (1 - torch.sigmoid(torch.tensor(model.transform_bias))) ** 6
-    torch.testing.assert_close(keep, 1 - torch.sigmoid(torch.tensor(-3.0)))
+    torch.testing.assert_close(keep, (1 - torch.sigmoid(torch.tensor(-3.0))) ** 2)
 
 
 def test_readme_own_data_section_trains_and_reloads(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ returned no run without a word; a task of class labels per step had no
 import contextlib
 import copy
 import dataclasses
+import json
 
 import pytest
 import torch
@@ -143,3 +144,176 @@ def test_a_sweep_refuses_a_grid_field_no_model_of_it_reads(tmp_path):
     both = sweep(base, {"model": ["rhn", "lstm"], "forget_bias": [0.0, 1.0]}, [0])
     assert len(both["runs"]) == 3
     assert not list(tmp_path.iterdir())  # nothing written without out
+
+
+def _tiny(**kw):
+    settings = dict(task="adding", seq_len=5, hidden_size=4, steps=2,
+                    eval_every=1, eval_samples=16, batch_size=4,
+                    progress=False, device="cpu")  # fmt: skip
+    return TrainConfig(**{**settings, **kw})
+
+
+def test_train_refuses_a_config_whose_filled_fields_no_longer_fit(tmp_path):
+    """Round 22, S4 and S5: after config.task = "copy" the run trained the
+    copy task's depth, bias and rate while the config still showed the adding
+    problem's; values written into config.__dict__ were dropped."""
+    moved = _tiny()
+    moved.task = "copy"
+    with pytest.raises(ValueError, match=r"depth=2.*task set since.*depth=1"):
+        train(moved)
+    again = dataclasses.replace(moved)  # the advice works
+    assert (again.task, again.depth, again.lr) == ("copy", 1, 3e-3)
+    written = _tiny()
+    written.__dict__.update(lr=0.05, depth=3)
+    with pytest.raises(ValueError, match=r"lr=0\.05.*__dict__"):
+        train(written)
+    set_one = _tiny(out=str(tmp_path / "run"))
+    set_one.lr = 0.01  # a field that decides no other: trains as shown
+    train(set_one)
+    recorded = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert recorded["config"]["lr"] == 0.01
+
+
+@pytest.mark.parametrize("text", ['{"name": "plan"}\n', "my notes\n"])
+def test_a_run_json_of_the_users_own_is_never_replaced(tmp_path, text):
+    """Round 22, D1: a run.json the user keeps in out was replaced by the
+    run's marker, without --overwrite (and with it)."""
+    out = tmp_path / "rj"
+    out.mkdir()
+    (out / "run.json").write_text(text)
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=r"not a run's marker.*move the file"):
+            train(_tiny(out=str(out)), overwrite=overwrite)
+        assert (out / "run.json").read_text() == text
+    assert sorted(p.name for p in out.iterdir()) == ["run.json"]
+
+
+def test_overwrite_without_out_never_empties_a_log_with_rows(tmp_path):
+    """Round 22, D4: train(TrainConfig(log_csv=A, out=None), overwrite=True)
+    replaced another run's log A, which that run then could not resume with."""
+    log = tmp_path / "A.csv"
+    first = _tiny(out=str(tmp_path / "first"), log_csv=str(log))
+    train(first)
+    kept = log.read_bytes()
+    with pytest.raises(ValueError, match=r"holds rows of a run.*give another path"):
+        train(_tiny(log_csv=str(log), seed=1), overwrite=True)
+    assert log.read_bytes() == kept
+    # the run that owns it still resumes with its log
+    train(dataclasses.replace(first, steps=3), resume=str(tmp_path / "first"))
+    assert log.read_bytes().startswith(kept)
+
+
+def test_a_whole_last_log_row_without_its_newline_is_kept(tmp_path):
+    """Round 22, D2: a last row that lost only its newline was removed on
+    resume (its held-out loss with it), and the next resume then refused the
+    log for the missing row."""
+    log, out = tmp_path / "log.csv", tmp_path / "run"
+    first = _tiny(out=str(out), log_csv=str(log), steps=4)
+    train(first)
+    whole = log.read_bytes()
+    log.write_bytes(whole[:-1])  # the newline lost
+    train(dataclasses.replace(first, steps=6), resume=str(out))
+    rows = log.read_text().splitlines()
+    assert log.read_bytes().startswith(whole)  # every row kept, newline back
+    assert [r.split(",")[1] for r in rows[1:]] == ["1", "2", "3", "4", "5", "6"]
+    train(dataclasses.replace(first, steps=8), resume=str(out))  # and again
+    # a row cut inside it (by hand, not by a failed write the checkpoint
+    # knows of) names no run: the resume says the row is missing, and the
+    # file stays as it is
+    cut = log.read_bytes()[:-5]
+    log.write_bytes(cut)
+    with pytest.raises(ValueError, match="row of step 8 is missing"):
+        train(dataclasses.replace(first, steps=9), resume=str(out))
+    assert log.read_bytes() == cut
+
+
+def test_a_sweep_never_writes_over_a_record_another_process_wrote(
+    tmp_path, monkeypatch
+):
+    """Round 22, D3: with its lock removed, a running sweep wrote its record
+    over the one a second sweep had written meanwhile."""
+    from rhn.experiments import load_sweep, sweep
+
+    out = tmp_path / "sl.json"
+    theirs = b'{"written": "by another sweep"}'
+
+    def second_sweep_writes(event):  # while the first sweep's run 1 trains
+        if event["step"] == 1 and not out.exists():
+            out.write_bytes(theirs)
+
+    import rhn.experiments as experiments
+
+    real_train = experiments.train
+    monkeypatch.setattr(
+        experiments, "train", lambda c: real_train(c, callback=second_sweep_writes)
+    )
+    with pytest.raises(FileExistsError, match=r"another process.*--resume"):
+        sweep(_tiny(), {"lr": [1e-3, 2e-3]}, seeds=[0], out=out)
+    monkeypatch.setattr(experiments, "train", real_train)
+    assert out.read_bytes() == theirs  # left as it is
+    (kept,) = tmp_path.glob("sl.orphan-*.json")
+    record = load_sweep(kept, allow_incomplete=True)
+    assert len(record["runs"]) == 1  # the run it finished, kept
+    again = sweep(_tiny(), {"lr": [1e-3, 2e-3]}, seeds=[0], out=kept, resume=True)
+    assert again["complete"] and len(again["runs"]) == 2
+
+
+def test_a_loader_with_an_unseeded_random_sampler_is_refused():
+    """Round 22, S1: SubsetRandomSampler, WeightedRandomSampler and a
+    BatchSampler over a RandomSampler were accepted: two identical calls read
+    other data (other fingerprints, other losses)."""
+    from torch.utils.data import (
+        BatchSampler,
+        DataLoader,
+        RandomSampler,
+        SubsetRandomSampler,
+        TensorDataset,
+        WeightedRandomSampler,
+    )
+
+    from rhn.owntasks import loader_task
+
+    data = TensorDataset(torch.randn(40, 6, 2), torch.randn(40))
+    unseeded = {
+        "SubsetRandomSampler": dict(sampler=SubsetRandomSampler(range(30))),
+        "WeightedRandomSampler": dict(sampler=WeightedRandomSampler([1.0] * 40, 40)),
+        "shuffle=True": dict(
+            batch_sampler=BatchSampler(RandomSampler(data), 8, drop_last=False)
+        ),
+    }
+    for words, kwargs in unseeded.items():
+        with pytest.raises(ValueError, match=f"loader .*{words}.*seeded generator"):
+            loader_task(DataLoader(data, **kwargs))
+    seeded = WeightedRandomSampler(
+        [1.0] * 40, 40, generator=torch.Generator().manual_seed(0)
+    )  # the same draw in every process: taken
+    task = loader_task(DataLoader(data, sampler=seeded, batch_size=8))
+    assert task.input_size == 2
+
+
+def test_the_chorales_refuse_a_seq_len_they_would_not_use():
+    """Round 22, S3: --grid seq_len=5,100 on the chorales made two identical
+    runs under two labels (whole chorales are used whatever seq_len says)."""
+    from rhn.experiments import sweep
+
+    assert TrainConfig(task="chorales").seq_len == 100  # the default: fine
+    with pytest.raises(ValueError, match=r"seq_len: task 'chorales'.*leave it out"):
+        TrainConfig(task="chorales", seq_len=5)
+    base = TrainConfig(task="chorales", steps=1, progress=False, device="cpu")
+    with pytest.raises(ValueError, match="seq_len=5"):
+        sweep(base, {"seq_len": [5, 100]}, seeds=[0])
+
+
+def test_a_run_stopped_by_its_callback_resumes_as_if_never_stopped(tmp_path):
+    """Round 22, S2: with patience, the evaluation a callback stop adds (at
+    the step it stopped) went into the checkpoint, counted towards patience
+    after the resume and could become the best weights."""
+    config = _tiny(steps=40, eval_every=5, patience=2, lr=0.05)
+    whole = train(dataclasses.replace(config, out=str(tmp_path / "whole")))
+    part = dataclasses.replace(config, out=str(tmp_path / "part"))
+    stopped = train(part, callback=lambda event: event["step"] >= 17)
+    assert stopped.history["eval_step"][-1] == 17  # the stopped model, scored
+    again = train(part, resume=str(tmp_path / "part"))
+    assert again.history == whole.history
+    assert again.metrics["best_step"] == whole.metrics["best_step"]
+    assert again.metrics["test_loss"] == whole.metrics["test_loss"]

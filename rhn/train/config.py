@@ -25,6 +25,7 @@ from ..tasks import TASKS, Task, get_task
 
 __all__ = [
     "TrainConfig",
+    "stale_fields",
     "resolve_device",
     "reads_field",
     "HIDDEN_SIZE",
@@ -225,6 +226,13 @@ class TrainConfig:
         if self.seq_len is None:  # as for_task and the command line do
             self.seq_len = task.defaults.get("seq_len", 100)
         self.seq_len = _checks.positive_int("seq_len", self.seq_len)
+        own_length = task.defaults.get("seq_len", 100)
+        if not task.reads_seq_len and self.seq_len != own_length:
+            raise ValueError(
+                f"seq_len: task {task.name!r} keeps its sequences' own lengths "
+                f"and does not read seq_len, got seq_len={self.seq_len} (it would "
+                "be recorded but not used); leave it out"
+            )
         self.model = _checks.choice("model", self.model, list(MODELS))
         self.depth = _checks.positive_int("depth", self.depth)
         if self.hidden_size is _DEFAULT_SIZE:  # left out: num_params decides
@@ -518,6 +526,22 @@ def _setattr(self: TrainConfig, name: str, value: Any) -> None:
         # to TrainConfig, so that dataclasses.replace (and train's check of
         # the fields) keeps it
         state["_given_fields"] = state.get("_given_fields", _INIT_FIELDS) | {name}
+        state["_set_since"] = state.get("_set_since", frozenset()) | {name}
+
+
+def stale_fields(config: TrainConfig, remade: TrainConfig) -> dict[str, Any]:
+    """The fields ``config`` did not give (filled in from the task's and the
+    package's defaults when it was made) that ``remade``, the config made
+    again from its given fields (``dataclasses.replace(config)``), fills in
+    otherwise: ``{name: value remade}``. Not empty after a field that decides
+    other fields' defaults (``task``, ``num_params``) was set on the object,
+    or after its ``__dict__`` was written directly."""
+    given = config.__dict__.get("_given_fields", _INIT_FIELDS)
+    return {
+        name: getattr(remade, name)
+        for name in _ORDER
+        if name not in given and getattr(remade, name) != getattr(config, name)
+    }
 
 
 TrainConfig.__init__ = _init  # type: ignore[method-assign]

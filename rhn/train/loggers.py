@@ -137,6 +137,7 @@ class CSVLogger(Logger):
         self._run: str | None = None
         self._superseded: list[list[str]] = []  # rows past the resumed step
         self._replacing = False  # overwrite: the file holds another run's rows
+        self._mend = False  # its last row is whole but for its newline
 
     def __repr__(self) -> str:
         return f"CSVLogger({self._given!r})"
@@ -154,7 +155,12 @@ class CSVLogger(Logger):
                 self._first_line = first.rstrip("\r\n")  # for a message, as is
                 header = next(csv.reader([first]))
                 rest = f.read()
-            if rest and not rest.endswith("\n"):  # a row cut short (a full disk)
+            self._mend = False
+            if rest and _whole_last_row(rest, len(header), self._run):
+                # only its newline is missing: the row is kept, the newline
+                # written when this run appends
+                rest, self._mend = rest + "\n", True
+            elif rest and not rest.endswith("\n"):  # a row cut short (a full disk)
                 cut = rest.rfind("\n") + 1
                 warnings.warn(
                     f"log_csv: {self._where()!r} ends in a row cut short "
@@ -298,11 +304,12 @@ class CSVLogger(Logger):
     def _overwrite_would_take(
         self, named: bool, body: list[list[str]], info: dict[str, Any]
     ) -> bool:
-        """Whether ``overwrite`` would replace this log: without an ``out``
-        always; with one, if its rows are all of the run it replaces there."""
+        """Whether ``overwrite`` would replace this log: if its rows are all of
+        the run it replaces in ``out`` (without an ``out``, no run is replaced,
+        so a log with rows is never: it may be a resumable run's)."""
         out = info.get("config", {}).get("out")
         if out is None:
-            return True
+            return not body
         from .records import replaced_run
 
         width = len(info["columns"]) + 1
@@ -326,8 +333,16 @@ class CSVLogger(Logger):
         with an ``out``, one whose rows are not of the run ``overwrite``
         replaces there."""
         self._refuse_hard_links("overwrite would empty each of them: give another path")
-        if info.get("config", {}).get("out") is None or not body:
-            return  # no folder: overwrite names the log alone
+        if not body:
+            return  # a header alone: nothing of any run is lost
+        if info.get("config", {}).get("out") is None:
+            # no folder, so no run that overwrite replaces: the rows may be a
+            # run's that is resumed later, as on the command line
+            raise ValueError(
+                f"log_csv: {self._where()!r} holds rows of a run, and overwrite "
+                "without out replaces no run (it replaces a log only with the run "
+                "in out that wrote it); give another path, or delete it"
+            )
         replaced = info.get("replaces_run")
         if named:  # the rows kept, to be put back if the new run fails
             check_log_rows(
@@ -363,8 +378,12 @@ class CSVLogger(Logger):
             else:  # a row cut short by a crash or a full disk: removed
                 with open(self.path, "rb") as f:
                     data = f.read()
-                if not data.endswith(b"\n"):
-                    self._file.truncate(data.rfind(b"\n") + 1)
+                if data and not data.endswith(b"\n"):
+                    if self._mend:  # whole but for its newline
+                        self._file.write("\n")
+                        self._file.flush()
+                    else:
+                        self._file.truncate(data.rfind(b"\n") + 1)
         except OSError as err:
             raise ValueError(
                 f"log_csv: cannot write {self._where()!r} ({_io.one_line(err)[:120]})"
@@ -539,6 +558,20 @@ def _refuse_run_files(path: Path, out: str | None) -> None:
         )
 
 
+def _whole_last_row(text: str, width: int, run_id: str | None) -> bool:
+    """Whether ``text`` ends in a row without its newline that is whole all
+    the same: ``width`` cells, the last naming run ``run_id`` (a row cut
+    short inside its run id, or before it, names no run)."""
+    if not text or text.endswith("\n") or run_id is None:
+        return False
+    last = text[text.rfind("\n") + 1 :]
+    try:
+        cells = next(csv.reader([last]), [])
+    except csv.Error:
+        return False
+    return len(cells) == width and cells[-1] == run_id
+
+
 def logged_steps(path: str | os.PathLike[str], run_id: str | None) -> set[int] | None:
     """The steps of run ``run_id`` that the log ``path`` holds rows of: an
     empty set if it is missing or empty, ``None`` if it is no log with a
@@ -584,7 +617,11 @@ def check_log_rows(
         return
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines.pop()  # a row cut short: removed when the run appends
+        width = len(next(csv.reader(lines[:1]), []))
+        if _whole_last_row(text, width, run_id):
+            lines[-1] += "\n"  # whole but its newline: kept, as the logger does
+        else:
+            lines.pop()  # a row cut short: removed when the run appends
     reader = csv.reader(lines)
     try:  # a row's number: the file's line it ends on
         table = [(reader.line_num, row) for row in reader]

@@ -1317,6 +1317,21 @@ def check_own_files(out: Path) -> None:
                 "would change the other run too: copy the folder with cp -a, or "
                 "give another out"
             )
+    marker = out / MARKER_NAME
+    # beside a run's checkpoint or record it is that run's, garbled perhaps
+    # (rewritten by the run); alone it may be the user's own file
+    alone = not any((out / n).exists() for n in (CHECKPOINT_NAME, METRICS_NAME))
+    if alone and marker.is_file():
+        try:
+            found = _io.read_json(marker, name="out")
+        except (OSError, ValueError):
+            found = None
+        if not (isinstance(found, dict) and "run_id" in found):
+            raise ValueError(
+                f"out: {_io.short(marker)!r} is not a run's marker (a run writes "
+                "its run.json there, with its run_id), and it would be replaced: "
+                "move the file, or give another out"
+            )
 
 
 def replaced_run(out: str | os.PathLike[str] | None) -> str | None:

@@ -30,7 +30,7 @@ from .. import _checks, _cli, _io, devices
 from ..baselines import count_parameters
 from ..tasks import Task, get_task
 from . import records
-from .config import TrainConfig, generate, resolve_device
+from .config import TrainConfig, generate, resolve_device, stale_fields
 from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
 from .loggers import CSVLogger, Logger
 from .model import LAYOUTS, check_memory, evaluate, make_model, model_io
@@ -260,6 +260,23 @@ def _train(
     # a field set after the config was made (config.lr = ...) is checked as
     # one given to TrainConfig: the checks run again on a copy
     checked = dataclasses.replace(config)
+    stale = stale_fields(config, checked)
+    if stale:  # the run would train other values than the config shows
+        shown = ", ".join(f"{k}={getattr(config, k)!r}" for k in stale)
+        now = ", ".join(f"{k}={v!r}" for k, v in stale.items())
+        since = sorted(config.__dict__.get("_set_since", ()))
+        if since:
+            raise ValueError(
+                f"config: {shown} came from the defaults when the config was "
+                f"made, but {', '.join(since)} set since makes them {now}; make "
+                "the config again, config = dataclasses.replace(config), or set "
+                "those fields too"
+            )
+        raise ValueError(
+            f"config: {shown} are not what the config's fields make ({now}): a "
+            "value written into config.__dict__ skips the config's checks; set "
+            "it as an attribute (config.lr = ...) or make the config again"
+        )
     if hasattr(config, "_fingerprint"):  # the same task: its data's hash holds
         checked._fingerprint = config._fingerprint
     config = checked
@@ -1440,12 +1457,16 @@ class _Run:
 
     def finish(self) -> TrainResult:
         """Evaluate if the last step was not, write checkpoint and metrics, return."""
-        if not self.history["eval_step"] or self.history["eval_step"][-1] != self.step:
+        evaluated = self.history["eval_step"]
+        extra = not evaluated or evaluated[-1] != self.step
+        if self.config.out is not None:
+            # to resume from: the last weights (and the best), saved before an
+            # evaluation off the schedule, so that a resumed run evaluates
+            # (and counts its patience) as the run never stopped would
+            self.save_checkpoint(stop_if_moved=False)
+        if extra:
             self.evaluate()  # stopped early between evaluations
         self.model.eval()
-        if self.config.out is not None:
-            # to resume from: the last weights (and the best)
-            self.save_checkpoint(stop_if_moved=False)
         if self.best is not None:  # early stopping: back to the best weights
             self.model.load_state_dict(self.best["model"])
         metrics = {**self.metrics(), **self.held_out_metrics()}

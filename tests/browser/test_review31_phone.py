@@ -541,9 +541,14 @@ NOJS_MATH_JS = """() => {
         maths: maths.length,
         drawn: maths.filter(shown).length,
         tex: [...article.querySelectorAll('.math.notranslate')].filter(shown).length,
-        source: /\\\\(lVert|sigma|frac)|\\\\[(\\[]/.test(article.innerText),
         numbers: [...article.querySelectorAll('.rhn-nojs-eqno')].filter(shown).length,
         pageWide: document.documentElement.scrollWidth > window.innerWidth + 1,
+        // TeX left in the text a reader sees (code and its output aside)
+        source: (() => {
+            article.querySelectorAll('pre, code, .highlight').forEach(
+                (e) => e.remove());
+            return /\\\\(lVert|sigma|frac)|\\\\[(\\[]/.test(article.innerText);
+        })(),
     };
 }"""
 
