@@ -33,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         help="with memory: only these models, comma-separated labels of "
         "rhn.studies.memory.MODELS (default: all)",
     )
+    parser.add_argument(
+        "--lrs",
+        help="with memory: the Adam learning rates of its search, comma-"
+        "separated (default: those of rhn.studies.memory.LRS)",
+    )
     args = parser.parse_args(argv)
     try:
         seeds = parse_seeds(args.seeds)
@@ -45,8 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         _io.check_writable(out, "--out")
     except ValueError as e:
         parser.error(str(e))
-    if args.models and args.study != "memory":
-        parser.error(f"--models: only the memory study takes it, got {args.study!r}")
+    for option in ("models", "lrs"):
+        if getattr(args, option) and args.study != "memory":
+            parser.error(
+                f"--{option}: only the memory study takes it, got {args.study!r}"
+            )
     if args.study == "rerun":
         from . import reruns
 
@@ -68,7 +76,15 @@ def main(argv: list[str] | None = None) -> int:
                     f"got {unknown}"
                 )
             models = {m: memory.MODELS[m] for m in labels}
-        record = memory.run(seeds, models=models, progress=True)
+        lrs = memory.LRS
+        if args.lrs:
+            try:
+                lrs = tuple(float(x) for x in args.lrs.split(","))
+            except ValueError:
+                parser.error(f"--lrs: expected numbers like 0.001,0.03, got {args.lrs}")
+            if not all(0 < lr <= 1 for lr in lrs):
+                parser.error(f"--lrs: every rate must be in (0, 1], got {args.lrs!r}")
+        record = memory.run(seeds, models=models, lrs=lrs, progress=True)
         record["command"] = "python -m rhn.studies " + " ".join(
             sys.argv[1:] if argv is None else argv
         )

@@ -257,6 +257,11 @@ def _train(
 ) -> TrainResult:
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if callback is not None and not callable(callback):
+        raise TypeError(
+            "callback must be a function of each step's event, or None, got "
+            f"{type(callback).__name__} {_io.short(repr(callback), 40)}"
+        )
     # a field set after the config was made (config.lr = ...) is checked as
     # one given to TrainConfig: the checks run again on a copy
     checked = dataclasses.replace(config)
@@ -352,7 +357,7 @@ def _train(
                 "config": config.to_dict(),
             }
             for logger in loggers:  # before the folder is claimed
-                logger.check(info)
+                logger.check(_own_copy(info))  # what one changes, no other sees
                 checked.append(logger)
             if out is not None:
                 _cli.writable_dir("out", out)
@@ -372,18 +377,35 @@ def _train(
             started: list[Logger] = []
             try:
                 for logger in loggers:
-                    logger.start(info)
+                    logger.start(_own_copy(info))
                     started.append(logger)
                 run.loggers = started
                 if state is None:
                     _notes(run)
                 run.fit(callback)
-            finally:
-                for logger in started:
-                    logger.close()
+            except BaseException as err:  # the error that stopped the run first
+                failed = _close_all(started)
+                if failed is not None:
+                    err.add_note(
+                        f"rhn.train: a logger's close() failed as well: "
+                        f"{_io.one_line(failed)[:200]}"
+                    )
+                raise
+            # the run's state is written whatever the loggers' close() does
+            failed = _close_all(started)
             if run.signal is not None:
-                raise run.interrupted()
-            return run.finish()
+                stop = run.interrupted()
+                if failed is not None:
+                    stop.add_note(f"rhn.train: {_io.one_line(failed)[:200]}")
+                raise stop
+            result = run.finish()
+            if failed is not None:
+                failed.add_note(
+                    "rhn.train: the run finished all the same: its checkpoint "
+                    "and metrics are written (a logger's close() failed after)"
+                )
+                raise failed
+            return result
     except BaseException as err:
         if records.restore_aside(lock):  # failed before its first record
             how = "was stopped" if isinstance(err, TrainingInterrupted) else "failed"
@@ -398,6 +420,27 @@ def _train(
                 logger.close()
         if lock is not None:
             lock.release()
+
+
+def _own_copy(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` for one logger: its own dict and lists, so that a logger that
+    changes what it is given changes nothing another logger (the run's CSV
+    log) reads."""
+    return {
+        k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+        for k, v in info.items()
+    }
+
+
+def _close_all(loggers: Sequence[Logger]) -> Exception | None:
+    """Close every logger, each whatever the others do; the first error."""
+    first = None
+    for logger in loggers:
+        try:
+            logger.close()
+        except Exception as err:  # a logger's own code
+            first = first or err
+    return first
 
 
 def _kept_log(
@@ -1185,7 +1228,9 @@ class _Run:
             # what the run did before it diverged, for a sweep to record
             err.metrics, err.history = metrics, self.history  # type: ignore[attr-defined]
             raise
-        except Exception as err:  # a logger's, a callback's, a task's own code
+        except (Exception, KeyboardInterrupt, SystemExit) as err:
+            # a logger's, a callback's, a task's own code (a real Ctrl-C is a
+            # deferred signal: the loop ends after its step, see fit's doc)
             self._save_after_error(err)
             raise
         finally:
@@ -1227,7 +1272,7 @@ class _Run:
                 row = {col: event.get(key) for col, key in self.columns.items()}
                 try:
                     for logger in self.loggers:
-                        logger.log(row)
+                        logger.log(dict(row))  # its own: a change stays there
                 except BaseException:
                     # the step is done, its row is not (a full disk): the
                     # checkpoint keeps the row, and a resume writes it first
@@ -1240,8 +1285,23 @@ class _Run:
                 self._show_progress(bar, event)
             if callback is not None:
                 event.update(model=self.model, history=self.history)
-                if callback(event):
+                sizes = {k: len(v) for k, v in self.history.items()}
+                answer = callback(event)
+                self.model.train()  # a callback that evaluated: back to training
+                if {k: len(v) for k, v in self.history.items()} != sizes:
+                    raise ValueError(
+                        "callback: it changed event['history'], the run's own "
+                        "history (read it, or copy it to change it: "
+                        "{k: list(v) for k, v in event['history'].items()})"
+                    )
+                if answer is True:
                     stopped = True
+                elif answer is not None and answer is not False:
+                    raise TypeError(
+                        "callback must return True (stop), False or None "
+                        f"(go on), got {type(answer).__name__} "
+                        f"{_io.short(repr(answer), 40)}"
+                    )
             if (
                 config.out is not None
                 and config.checkpoint_every
@@ -1560,7 +1620,7 @@ def _check_deterministic(task: Task, seq_len: int, seed: int) -> None:
     finally:
         random.setstate(python_state)
         torch.set_rng_state(torch_state)
-    if drawn[0] != drawn[1] or held[0] != held[1]:
+    if drawn[0] != drawn[1] or (held and held[0] != held[1]):
         raise ValueError(
             f"task {task.name!r}: its generate returned other data from a "
             "generator in the same state once torch's global random state and "

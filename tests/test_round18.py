@@ -1,0 +1,131 @@
+"""Hostile round 23: code the user plugs into a run (callbacks, loggers, own
+tasks) can no longer lose the run or change its record unseen.
+
+Each test fails on the code before this round: a logger whose close() raised
+left a finished run without checkpoint or metrics; a KeyboardInterrupt raised
+by a callback wrote no checkpoint; loggers shared one row (a logger that
+rounded a loss changed the CSV log); a callback's truthy return stopped the
+run, its model.eval() left the run training in eval mode, its change to the
+history went into metrics.json; an own Task with held-out splits and no
+fingerprint crashed with an IndexError.
+"""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from rhn.tasks import TASKS, Task
+from rhn.train import CSVLogger, Logger, TrainConfig, load_model, train
+
+
+def _tiny(**kw):
+    settings = dict(task="adding", seq_len=5, hidden_size=4, steps=6,
+                    eval_every=2, eval_samples=16, batch_size=4,
+                    progress=False, device="cpu")  # fmt: skip
+    return TrainConfig(**{**settings, **kw})
+
+
+class _Failing(Logger):
+    """A dashboard whose last flush fails."""
+
+    def log(self, row):
+        pass
+
+    def close(self):
+        raise OSError("dashboard: connection lost")
+
+
+def test_a_logger_whose_close_fails_loses_nothing(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(OSError, match="connection lost") as caught:
+        train(_tiny(out=str(out)), loggers=[_Failing()])
+    assert "checkpoint and metrics are written" in "".join(caught.value.__notes__)
+    assert json.loads((out / "metrics.json").read_text())["steps"] == 6
+    assert load_model(out) is not None
+    # and a resume past it goes on from step 6
+    again = train(_tiny(out=str(out), steps=8), resume=str(out))
+    assert again.metrics["steps"] == 8
+
+
+def test_a_keyboard_interrupt_raised_by_a_callback_keeps_the_steps(tmp_path):
+    out = tmp_path / "run"
+
+    def stop_hard(event):
+        if event["step"] == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as caught:
+        train(_tiny(out=str(out), steps=20, eval_every=10), callback=stop_hard)
+    assert "checkpoint of step 5" in "".join(caught.value.__notes__)
+    resumed = train(_tiny(out=str(out), steps=20, eval_every=10), resume=str(out))
+    whole = train(_tiny(out=str(tmp_path / "whole"), steps=20, eval_every=10))
+    assert resumed.history == whole.history
+
+
+class _Rounding(Logger):
+    def check(self, info):
+        info["columns"].clear()  # a logger that changes what it is given
+
+    def log(self, row):
+        row["train_loss"] = round(row["train_loss"], 1)
+        row.pop("seconds")
+
+
+def test_each_logger_gets_its_own_row_and_info(tmp_path):
+    log = tmp_path / "log.csv"
+    out = tmp_path / "run"
+    train(_tiny(out=str(out)), loggers=[_Rounding(), CSVLogger(log)])
+    rows = log.read_text().splitlines()
+    assert rows[0].startswith("segment,step,train_loss") and "seconds" in rows[0]
+    losses = [r.split(",")[2] for r in rows[1:]]
+    assert all(len(x.split(".")[-1]) > 2 for x in losses)  # not rounded
+    train(_tiny(out=str(out), log_csv=str(log), steps=8), resume=str(out))
+
+
+def test_a_callback_returns_true_false_or_none():
+    with pytest.raises(TypeError, match=r"callback must return True.*got float"):
+        train(_tiny(), callback=lambda event: event["train_loss"])
+    with pytest.raises(TypeError, match=r"callback must be a function.*int 5"):
+        train(_tiny(), callback=5)
+    ran = train(_tiny(), callback=lambda event: False)
+    assert ran.metrics["steps"] == 6
+
+
+def test_a_callback_that_evaluates_leaves_the_run_training():
+    seen = []
+
+    def peek(event):
+        seen.append(event["model"].training)
+        event["model"].eval()  # evaluates, and forgets to switch back
+
+    train(_tiny(model="rhn", dropout=0.3, steps=4), callback=peek)
+    assert seen == [True] * 4  # every step trained, with its dropout
+
+
+def test_a_callback_may_not_change_the_runs_history():
+    def clear(event):
+        if event["step"] == 3:
+            event["history"]["train_loss"].clear()
+
+    with pytest.raises(ValueError, match=r"callback: it changed event\['history'\]"):
+        train(_tiny(), callback=clear)
+
+
+def test_an_own_task_with_held_out_splits_and_no_fingerprint_trains():
+    base = TASKS["adding"]
+    data = {s: base.generate(40, 5, seed=i) for i, s in enumerate(("valid", "test"))}
+
+    def generate(num_samples, seq_len, *, seed=0, generator=None, split="train",
+                 **kwargs):  # fmt: skip
+        if split != "train":
+            return data[split]
+        return base.generate(num_samples, seq_len, seed=seed, generator=generator)
+
+    task = Task("mine", generate, 2, 1, "mse", "last", base.baseline,
+                held_out=("valid", "test"))  # fmt: skip
+    result = train(dataclasses.replace(_tiny(), task=task))
+    assert result.metrics["valid_loss"] is not None
+    assert isinstance(result.metrics["test_loss"], float)
+    assert torch.isfinite(torch.tensor(result.metrics["test_loss"]))
