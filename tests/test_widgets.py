@@ -537,13 +537,14 @@ def test_every_slider_tells_a_screen_reader_the_value_it_shows():
 
 def test_the_png_figures_write_a_negative_bias_with_a_minus_sign():
     """The PNG beside a widget (shown without JavaScript) writes b_T = -2 as
-    the browser's drawing does, with a minus sign (U+2212), not a hyphen."""
+    the browser's drawing does, with a minus sign (U+2212), not a hyphen, and
+    b_T typeset (a subscript T), not as the raw "b_T"."""
     from matplotlib.figure import Figure
 
     ax = Figure().subplots()
     widgets.rhn_jacobian_figure(ax, transform_bias=-2.0, hidden_size=4)
-    assert "b_T = \u22122," in ax.get_title() and "-" not in ax.get_title()
+    assert "$b_T$ = \u22122," in ax.get_title() and "-" not in ax.get_title()
     ax = Figure().subplots()
     widgets.gradient_flow_figure(ax, transform_bias=-2.5, hidden_size=4, steps=5)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "RHN (D = 3, b_T = \u22122.5)" in labels, labels
+    assert "RHN (D = 3, $b_T$ = \u22122.5)" in labels, labels

@@ -199,7 +199,8 @@ def rhn_jacobian_figure(
     b, D = float(transform_bias), int(depth)
     kind = "coupled" if coupled else "uncoupled"
     g = scale * G_PACKAGE  # the weights' scale g, as the slider reads it
-    title = f"RHN, D = {D}, b_T = {_signed(b)}, g = {g:.3g}, {kind}"
+    # b_T typeset (a picture shown without JavaScript read "b_T" raw)
+    title = f"RHN, D = {D}, $b_T$ = {_signed(b)}, g = {g:.3g}, {kind}"
     return _discs(plots, J, ax, view, title)
 
 
@@ -296,8 +297,12 @@ def gradient_flow_figure(
     b, D, T, H = float(transform_bias), int(depth), int(steps), int(hidden_size)
     lo, hi = _ylim(ylim)
     lags = np.arange(1, T + 1)  # the lag n of entry n - 1
-    # plain-text labels: mathtext layout is a large part of a redraw
-    labels = {"rhn": f"RHN (D = {D}, b_T = {_signed(b)})", "rnn": "RNN", "lstm": "LSTM"}
+    # b_T typeset as in the browser's drawing (one short mathtext each)
+    labels = {
+        "rhn": f"RHN (D = {D}, $b_T$ = {_signed(b)})",
+        "rnn": "RNN",
+        "lstm": "LSTM",
+    }
     for name in ("rnn", "lstm", "rhn"):
         y = np.nan_to_num(curves[name], nan=hi, posinf=hi)
         y = np.clip(np.maximum(y, _FLOOR), lo, hi)

@@ -13,7 +13,7 @@ var Pt=`
 .rhn-widget input[type=range]::-moz-range-track { height: 6px; border-radius: 3px; background: #bbb; }
 .rhn-widget input[type=range]::-webkit-slider-thumb { -webkit-appearance: none; appearance: none; width: 26px; height: 26px; margin-top: -10px; border-radius: 50%; background: #0072b2; border: 2px solid #fff; box-shadow: 0 0 0 1px #0072b2; }
 .rhn-widget input[type=range]::-moz-range-thumb { width: 26px; height: 26px; border-radius: 50%; background: #0072b2; border: 2px solid #fff; box-shadow: 0 0 0 1px #0072b2; }
-.rhn-widget input[type=range]:focus-visible { outline: 3px solid #e69f00; outline-offset: 2px; }
+.rhn-widget input[type=range]:focus-visible { outline: 3px solid #0072b2; outline-offset: 2px; }
 .rhn-widget output { width: 4.5em; font-variant-numeric: tabular-nums; }
 .rhn-widget button { min-height: 48px; min-width: 48px; padding: 0 1em; border: 1px solid #888; background: #fff; color: #222; cursor: pointer; }
 .rhn-widget button[aria-pressed=true] { background: #0072b2; color: #fff; border-color: #0072b2; }
