@@ -129,3 +129,55 @@ def test_an_own_task_with_held_out_splits_and_no_fingerprint_trains():
     assert result.metrics["valid_loss"] is not None
     assert isinstance(result.metrics["test_loss"], float)
     assert torch.isfinite(torch.tensor(result.metrics["test_loss"]))
+
+
+def test_the_accuracy_of_labels_per_step_without_a_mask_is_a_share():
+    """Round 24, S1: without a mask the accuracy of labels per step was the
+    labels right divided by the sequences, not by the labels (3.3 for 0.47)."""
+    from rhn.owntasks import tensor_task
+
+    g = torch.Generator().manual_seed(0)
+    labels = torch.randint(0, 3, (7, 60), generator=g)  # (T, N)
+    x = torch.nn.functional.one_hot(labels, 3).float()
+    task = tensor_task(x, labels)
+    result = train(_tiny(task=task, seq_len=None, model="gru", steps=4))
+    xv, yv = task.generate(10**6, 7, split=task.held_out[0])[:2]
+    with torch.no_grad():
+        by_hand = float((result.model(xv).argmax(-1) == yv).double().mean())
+    assert 0 <= result.metrics["valid_accuracy"] <= 1
+    assert result.metrics["valid_accuracy"] == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_the_history_names_the_validation_accuracy_too():
+    """Round 24, S2: an own task's history had valid_loss but no
+    valid_accuracy (its test_accuracy holds the validation split's)."""
+    from rhn.owntasks import tensor_task
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(6, 80, 2, generator=g)
+    task = tensor_task(x, (x[-1, :, 0] > 0).long(), test_fraction=0.2)
+    result = train(_tiny(task=task, seq_len=None, model="gru"))
+    h = result.history
+    assert h["valid_accuracy"] == h["test_accuracy"]
+    assert len(h["valid_accuracy"]) == len(h["eval_step"]) == 3
+    assert h["valid_accuracy"][-1] == result.metrics["valid_accuracy"]
+
+
+def test_a_study_never_writes_over_a_file_it_did_not_write(tmp_path, capsys):
+    """Round 24, D1: python -m rhn.studies wrote its record over a run's
+    checkpoint, a run's metrics.json or a sweep's record, without a word."""
+    from rhn.studies.__main__ import main
+
+    run = tmp_path / "run"
+    train(_tiny(out=str(run)))
+    for victim in ("checkpoint.pt", "metrics.json"):
+        before = (run / victim).read_bytes()
+        with pytest.raises(SystemExit):
+            main(["rerun", "--check", "x", "--out", str(run / victim)])
+        assert "not a study's record" in capsys.readouterr().err
+        assert (run / victim).read_bytes() == before
+    study = tmp_path / "study.json"
+    study.write_text('{"settings": {}, "runs": []}')
+    with pytest.raises(SystemExit):
+        main(["rerun", "--check", "x", "--out", str(study)])
+    assert "pass --overwrite" in capsys.readouterr().err

@@ -34,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         "rhn.studies.memory.MODELS (default: all)",
     )
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out if it holds a study's record (anything else is "
+        "never replaced)",
+    )
+    parser.add_argument(
         "--lrs",
         help="with memory: the Adam learning rates of its search, comma-"
         "separated (default: those of rhn.studies.memory.LRS)",
@@ -50,6 +56,26 @@ def main(argv: list[str] | None = None) -> int:
         _io.check_writable(out, "--out")
     except ValueError as e:
         parser.error(str(e))
+    if out.exists() or out.is_symlink():
+        # hours of work must not land on a checkpoint, a run's record or a
+        # sweep's: only a study's own record is replaced, and only when asked
+        try:
+            found = _io.read_json(out, name="--out")
+        except (OSError, ValueError):
+            found = None
+        if not (
+            isinstance(found, dict) and "settings" in found and "format" not in found
+        ):
+            parser.error(
+                f"--out: {str(out)!r} exists and is not a study's record (a "
+                "checkpoint, a run's or a sweep's record?); it is never "
+                "replaced: give another --out"
+            )
+        if not args.overwrite:
+            parser.error(
+                f"--out: {str(out)!r} holds a study's record already; pass "
+                "--overwrite to replace it, or give another --out"
+            )
     for option in ("models", "lrs"):
         if getattr(args, option) and args.study != "memory":
             parser.error(

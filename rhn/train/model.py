@@ -316,7 +316,8 @@ def evaluate(
             if mask is not None:
                 hits = hits & mask[:, start : start + chunk].bool()
             correct += int(hits.sum())
-            counted += n
+            # every label scored: one per sequence, or one per (kept) step
+            counted += n if mask is not None else hits.numel()
     model.train(was_training)
     out = {"test_loss": total / max(weight, 1)}
     if task.loss == "cross_entropy":

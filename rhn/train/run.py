@@ -76,8 +76,9 @@ class TrainResult:
             labels, per sequence or per kept step) lists. On a task with
             ``held_out`` splits (the chorales) the evaluations score the
             validation split, never the test split: their losses are in
-            ``valid_loss``, and ``test_loss`` repeats them under the name the
-            other tasks use.
+            ``valid_loss`` (accuracies in ``valid_accuracy``), and
+            ``test_loss`` (``test_accuracy``) repeats them under the name the
+            other tasks use; the test split is scored once, in ``metrics``.
         metrics: the summary written to ``metrics.json``: ``test_loss`` (the
             final held-out loss), ``baseline``, ``diverged`` (see
             :func:`train`), ``steps``, ``seconds``, ``device``,
@@ -1044,8 +1045,10 @@ class _Run:
         and its loss is also returned and recorded as ``valid_loss``.
         """
         scores = evaluate(self.model, self.task, self.test_data, self.autocast)
-        if self.task.held_out is not None:
+        if self.task.held_out is not None:  # the validation split's, by name
             scores["valid_loss"] = scores["test_loss"]
+            if "test_accuracy" in scores:
+                scores["valid_accuracy"] = scores["test_accuracy"]
         self.history["eval_step"].append(self.step)
         for key, value in scores.items():
             self.history.setdefault(key, []).append(value)
