@@ -609,7 +609,8 @@ DIVERGED_FACTOR = 10.0
 NO_TEST_SPLIT = (
     "the task has no test split (held_out=(valid, None)): valid_loss is the only "
     "held-out loss, and it is not independent of the weights it chose; give "
-    "tensor_task a test= set or a test_fraction for a test loss"
+    "tensor_task a test= set or a test_fraction (loader_task a test loader) "
+    "for a test loss"
 )
 """``metrics["test_loss_reason"]`` of a run on a task without a test split."""
 
