@@ -130,18 +130,20 @@ def _check_grid(grid: object) -> dict[str, list[Any]]:
 
 
 def _refuse_unread(base: TrainConfig, grid: dict[str, list[Any]]) -> None:
-    """Refuse a grid field with several values that no model of the sweep
-    reads: its settings would all be one run (``forget_bias`` for RHNs)."""
+    """Refuse a grid field that no model of the sweep reads: its values would
+    be dropped (several: all one run) and the record would not say so
+    (``forget_bias`` for RHNs)."""
     models = grid.get("model", [base.model])
     if not all(isinstance(m, str) and m in MODELS for m in models):
         return  # a bad model name: TrainConfig says so
     for name, values in grid.items():
-        if len(values) > 1 and not any(uses_field(m, name) for m in models):
+        if not any(uses_field(m, name) for m in models):
             readers = sorted(m for m in MODELS if uses_field(m, name))
             who = " or ".join(repr(m) for m in readers)
+            many = "values would all be one run" if len(values) > 1 else "value"
             raise ValueError(
                 f"grid[{name!r}]: no model of this sweep ({', '.join(models)}) "
-                f"reads {name}, so its {len(values)} values would all be one run; "
+                f"reads {name}, so its {many} would be dropped unrecorded; "
                 f"only model={who} reads it"
             )
 

@@ -174,10 +174,53 @@ def test_a_study_never_writes_over_a_file_it_did_not_write(tmp_path, capsys):
         before = (run / victim).read_bytes()
         with pytest.raises(SystemExit):
             main(["rerun", "--check", "x", "--out", str(run / victim)])
-        assert "not a study's record" in capsys.readouterr().err
+        assert "a study never replaces a run's files" in capsys.readouterr().err
         assert (run / victim).read_bytes() == before
+    sweep_record = tmp_path / "sw.json"  # another writer's record
+    sweep_record.write_text('{"format": 1, "call": {}, "runs": []}')
+    with pytest.raises(SystemExit):
+        main(["race", "--out", str(sweep_record), "--overwrite"])
+    assert "not a study's record" in capsys.readouterr().err
     study = tmp_path / "study.json"
     study.write_text('{"settings": {}, "runs": []}')
     with pytest.raises(SystemExit):
         main(["rerun", "--check", "x", "--out", str(study)])
     assert "pass --overwrite" in capsys.readouterr().err
+
+
+def test_a_single_grid_value_no_model_reads_is_refused_too():
+    """Round 25, S1: --grid forget_bias=1 with model=rhn,gru ran, recorded
+    forget_bias None for every run and dropped the field from the record."""
+    from rhn.experiments import sweep
+
+    grid = {"model": ["rhn", "gru"], "forget_bias": [1.0]}
+    with pytest.raises(ValueError, match=r"grid\['forget_bias'\].*value would be"):
+        sweep(_tiny(), grid, seeds=[0])
+
+
+def test_a_study_never_races_another_for_its_record_nor_writes_into_a_run(
+    tmp_path, capsys
+):
+    """Round 25, D1 and D2: two studies with one --out both ran and the later
+    replaced the earlier's record; a study wrote into a running run's folder,
+    whose metrics.json then replaced the study's record."""
+    from rhn.studies.__main__ import main
+    from rhn.train import records
+
+    out = tmp_path / "st.json"
+    held = records.FolderLock(
+        tmp_path, path=records.file_lock_path(out), holder="study", guards=out
+    ).acquire()  # a study running into st.json
+    try:
+        with pytest.raises(SystemExit):
+            main(["race", "--seeds", "0", "--out", str(out)])
+        assert "another study" in capsys.readouterr().err
+    finally:
+        held.release()
+    running = tmp_path / "run"
+    running.mkdir()
+    (running / "run.json").write_text('{"run_id": "x"}')  # claimed, no file yet
+    with pytest.raises(SystemExit):
+        main(["race", "--seeds", "0", "--out", str(running / "metrics.json")])
+    assert "never replaces a run's files" in capsys.readouterr().err
+    assert sorted(p.name for p in running.iterdir()) == ["run.json"]

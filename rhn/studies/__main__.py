@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import _io
 from . import machine, parse_seeds
@@ -56,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         _io.check_writable(out, "--out")
     except ValueError as e:
         parser.error(str(e))
+    from ..train import records
+
+    try:  # never a file of a run folder, existing or not (a run may be writing it)
+        records.check_record_out(out, False, kind="study", name="--out")
+    except ValueError as e:
+        parser.error(str(e))
     if out.exists() or out.is_symlink():
         # hours of work must not land on a checkpoint, a run's record or a
         # sweep's: only a study's own record is replaced, and only when asked
@@ -76,11 +83,29 @@ def main(argv: list[str] | None = None) -> int:
                 f"--out: {str(out)!r} holds a study's record already; pass "
                 "--overwrite to replace it, or give another --out"
             )
+    if args.check and args.study != "rerun":
+        parser.error(f"--check: only rerun takes it, got {args.study!r}")
     for option in ("models", "lrs"):
         if getattr(args, option) and args.study != "memory":
             parser.error(
                 f"--{option}: only the memory study takes it, got {args.study!r}"
             )
+    # the study owns its record while it runs, as a sweep does: a second study
+    # (or sweep) into the same --out is refused, not silently written over
+    try:
+        lock = records.FolderLock(
+            out.parent, path=records.file_lock_path(out), holder="study", guards=out
+        ).acquire()
+    except (ValueError, FileExistsError) as e:
+        parser.error(str(e))
+    try:
+        return _run(args, seeds, out, argv, parser)
+    finally:
+        lock.release()
+
+
+def _run(args: Any, seeds: list[int], out: Path, argv: Any, parser: Any) -> int:
+    """The study of ``args`` once ``out`` is checked and locked."""
     if args.study == "rerun":
         from . import reruns
 

@@ -70,7 +70,10 @@ class Logger:
 
     def log(self, row: dict[str, Any]) -> None:
         """Called after every step with the step's row."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__}: a Logger must define log(row), which the run "
+            "calls at every step (check, start and close are optional)"
+        )
 
     def close(self) -> None:
         """Called when the call of :func:`~rhn.train.train` ends."""
