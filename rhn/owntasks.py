@@ -42,6 +42,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import os
 import types
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -705,8 +706,15 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
+        where = (
+            f"; Python looks for it in the current directory ({os.getcwd()}) "
+            "and on PYTHONPATH: run from the directory that holds it, or add "
+            "that directory to PYTHONPATH"
+            if isinstance(err, ModuleNotFoundError) and err.name == dotted[0]
+            else ""
+        )
         raise ValueError(
-            f"{name} {spec}: cannot import {module_name!r} ({err})"
+            f"{name} {spec}: cannot import {module_name!r} ({err}){where}"
         ) from None
     except SyntaxError as err:
         raise ValueError(

@@ -224,3 +224,26 @@ def test_a_study_never_races_another_for_its_record_nor_writes_into_a_run(
         main(["race", "--seeds", "0", "--out", str(running / "metrics.json")])
     assert "never replaces a run's files" in capsys.readouterr().err
     assert sorted(p.name for p in running.iterdir()) == ["run.json"]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_one_sequence_of_the_wrong_width_is_named_as_given(batch_first):
+    """Round 25, U1: a loaded model given (5, 3) for 2 features said
+    "got shape (1, 5, 3)", a shape the user never passed."""
+    import rhn
+    from rhn.train.model import SequenceModel
+
+    net = SequenceModel(rhn.RHN(2, 5), 1, batch_first=batch_first)
+    with pytest.raises(ValueError, match=r"one sequence \(T, 2\).*got shape \(5, 3\)"):
+        net(torch.randn(5, 3))
+
+
+def test_a_task_module_not_found_says_where_python_looked(tmp_path, monkeypatch):
+    """Round 25, U11: a resume from another directory failed with "No module
+    named 'mytasks'" and no word that the module is looked for in the
+    current directory."""
+    from rhn.owntasks import task_from_spec
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"current directory \(.*\) and on PYTHONPATH"):
+        task_from_spec("nosuchmodule_here:make")

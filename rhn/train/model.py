@@ -82,6 +82,13 @@ class SequenceModel(nn.Module):
             raise TypeError(f"x must be a tensor, got {type(x).__name__}")
         one = x.dim() == 2  # a single sequence (T, I), either layout
         if one:
+            inputs = getattr(self.core, "input_size", None)
+            if inputs is not None and x.shape[-1] != inputs:
+                layout = "(B, T" if self.batch_first else "(T, B"
+                raise ValueError(
+                    f"x must be one sequence (T, {inputs}) or a batch "
+                    f"{layout}, {inputs}), got shape {tuple(x.shape)}"
+                )
             y = self.forward(x.unsqueeze(0 if self.batch_first else 1))
             return y[0] if self.readout == "last" or self.batch_first else y[:, 0]
         if self.batch_first:
