@@ -247,3 +247,22 @@ def test_a_task_module_not_found_says_where_python_looked(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=r"current directory \(.*\) and on PYTHONPATH"):
         task_from_spec("nosuchmodule_here:make")
+
+
+def test_a_relative_log_from_another_directory_does_not_split_the_log(
+    tmp_path, monkeypatch
+):
+    """Round 26, S3: a resume given log_csv="rl.csv" from another directory
+    started a second rl.csv there, part-way through the run."""
+    monkeypatch.chdir(tmp_path)
+    first = _tiny(out="run", log_csv="rl.csv", steps=4)
+    train(first)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    again = dataclasses.replace(first, out="../run", steps=6)
+    with pytest.raises(ValueError, match=r"current directory.*steps up to 4"):
+        train(again, resume="../run")
+    assert not (tmp_path / "sub" / "rl.csv").exists()
+    # the run's own log, by its path: the log stays whole
+    train(dataclasses.replace(again, log_csv="../rl.csv"), resume="../run")
+    assert len((tmp_path / "rl.csv").read_text().splitlines()) == 7

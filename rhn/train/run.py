@@ -480,7 +480,25 @@ def _kept_log(
     held = logged_steps(config.log_csv, state.get("run_id"))  # type: ignore[union-attr]
     if saved.get("path") != path and not moved_with:
         # another log: the rest of the run goes there, unless it is an
-        # earlier log of the run, whose rows stop before the run's step
+        # earlier log of the run, whose rows stop before the run's step, or
+        # the run's own log is still there and this one is new (a relative
+        # log_csv given from another directory): the log would split in two
+        earlier = saved.get("path")
+        same_name = (
+            isinstance(earlier, str)
+            and not os.path.isabs(config.log_csv)
+            and os.path.basename(earlier) == os.path.basename(path)
+        )
+        if same_name and not held and start > 0:
+            theirs = logged_steps(earlier, state.get("run_id"))  # type: ignore[union-attr]
+            if theirs:  # the same name, read from another directory
+                raise ValueError(
+                    f"log_csv: {_io.short(config.log_csv)!r} is read from the "
+                    f"current directory, {_io.short(path)!r}, which holds no row "
+                    f"of this run; its log, with steps up to {max(theirs)}, is "
+                    f"{_io.short(earlier)!r}: give that path (or another name "
+                    "to log the rest of the run in a new file)"
+                )
         if held and max(held) < start:
             raise ValueError(
                 f"log_csv: {_io.short(config.log_csv)!r} holds this run's rows "
