@@ -147,10 +147,10 @@ def test_a_sweep_refuses_a_grid_field_no_model_of_it_reads(tmp_path):
 
 
 def _tiny(**kw):
-    settings = dict(task="adding", seq_len=5, hidden_size=4, steps=2,
-                    eval_every=1, eval_samples=16, batch_size=4,
-                    progress=False, device="cpu")  # fmt: skip
-    return TrainConfig(**{**settings, **kw})
+    # the hostile rounds' shared tiny run (tests/tiny_runs.py), at these steps
+    from tiny_runs import tiny
+
+    return tiny(**{"steps": 2, **kw})
 
 
 def test_train_refuses_a_config_whose_filled_fields_no_longer_fit(tmp_path):
