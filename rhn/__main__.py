@@ -117,7 +117,7 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--depth",
-        "recurrence depth D of rhn and dtrnn, ignored by the other models",
+        "recurrence depth D of rhn and dtrnn; refused with the other models",
         type=int,
         metavar="D",
     )
@@ -139,7 +139,7 @@ def train_parser() -> argparse.ArgumentParser:
     option(
         "--transform-bias",
         "initial RHN transform-gate bias (negative: the "
-        "cell starts by carrying its state)",
+        "cell starts by carrying its state); refused with the other models",
         type=_cli.number,
         metavar="B",
     )
@@ -468,6 +468,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     if "num_params" in args:
         args["hidden_size"] = None
     made: list[typing.Any] = []
+    typed = {name for name in ("depth", "transform_bias") if name in args}
     try:
         if resume is not None:  # options left out: the run's own
             task, args = _recorded_options(resume, task, args)
@@ -475,6 +476,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         task_obj = _resolve_task(task)
         name = task_obj if isinstance(task_obj, str) else task_obj.name
         args.setdefault("out", _default_out(name, args.get("model", "rhn")))
+        _typed_and_unread(typed, args)
         config = TrainConfig.for_task(task_obj, **args)
         made = _cli.missing_dirs(config.out)  # removed again if refused
         _cli.writable_dir("--out", config.out)
@@ -803,6 +805,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:  # a command that does not handle it itself
         print(f"python -m rhn {command}: {str(stop) or 'interrupted'}", file=sys.stderr)
         return getattr(stop, "exit_code", 130)
+
+
+def _typed_and_unread(typed: set[str], args: dict[str, typing.Any]) -> None:
+    """Refuse ``--depth`` or ``--transform-bias`` typed for a model that does
+    not read them: the record would state a setting the run never used (in
+    Python such a value is a warning, since sweeps and loops over models pass
+    one config's fields to every model)."""
+    from .train import TrainConfig
+    from .train.config import reads_field
+
+    model = args.get("model", TrainConfig.model)
+    for name in sorted(typed):
+        if not reads_field(model, name):
+            readers = "rhn and dtrnn" if name == "depth" else "rhn"
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(
+                f"{flag} is read only by --model {readers}, got "
+                f"{flag} {args[name]} with --model {model}, "
+                f"which does not read it (the record would state a setting the "
+                f"run never used): leave {flag} out"
+            )
 
 
 @contextlib.contextmanager

@@ -146,6 +146,9 @@ def _check_split(
                 else f" for one target per sequence, or "
                 f"{_split_layout(batch_first, 'all', None)} = {steps} for one "
                 f"per step, or with K outputs a last axis K"
+                if readout == "last"
+                else " for one target per step, or with K outputs per step a "
+                "last axis K"
             )
             + f", got {tuple(shape)}"
             + _layout_hint(given, shape, batch_first, train)
@@ -257,6 +260,18 @@ def _infer_readout(
         )
     if per_step:
         return "all", None
+    batch_first_steps = steps_name == "(T, N)" and shape == (N, steps[0])
+    if per_sequence and batch_first_steps and not classify:
+        # (N, T) beside time-first inputs: the batch-first layout of targets
+        # per step, or K = T outputs per sequence; either is a guess
+        raise ValueError(
+            f"{name} targets of shape {tuple(shape)} could be K = {shape[1]} per "
+            f"sequence (N, K) or one per step laid out batch-first (N, T) "
+            f"while the inputs are time-first (T, N, I) with T = {steps[0]}: "
+            "pass readout='last' for K outputs at the last step, or give "
+            "targets per step as (T, N) (or inputs as (N, T, I) with "
+            "batch_first=True)"
+        )
     return ("last", shape[1]) if per_sequence else ("last", None)
 
 

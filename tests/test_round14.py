@@ -291,8 +291,8 @@ def test_masks_of_another_width_are_one_line():
 
 def test_the_command_lines_own_warnings_are_one_line(tmp_path):
     """A warning of the package's on the command line (a stale lock taken
-    over, a setting the model does not read) printed the package's file,
-    line and source; now ``python -m rhn train: warning: ...``, one line."""
+    over, a log row cut short) printed the package's file, line and source;
+    now ``python -m rhn train: warning: ...``, one line."""
     import os
     import subprocess
     import sys
@@ -302,26 +302,28 @@ def test_the_command_lines_own_warnings_are_one_line(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
-    argv = [
-        "train",
-        *CLI,
-        "--model",
-        "gru",
-        "--depth",
-        "3",
-        "--out",
-        str(tmp_path / "r"),
-    ]
-    done = subprocess.run(
-        [sys.executable, "-m", "rhn", *argv], capture_output=True, text=True, env=env
-    )
+    out, log = tmp_path / "r", tmp_path / "log.csv"
+
+    def run(*argv):
+        return subprocess.run(
+            [sys.executable, "-m", "rhn", "train", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+
+    done = run(*CLI, "--out", str(out), "--log-csv", str(log))
+    assert done.returncode == 0, done.stderr
+    with open(log, "a") as f:  # a next row cut short (a full disk)
+        f.write("4,0.5")
+    done = run("--resume", str(out), "--steps", "4")
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     said = [line for line in lines if "warning" in line.lower()]
     assert said == [
         line for line in lines if line.startswith("python -m rhn train: warning: ")
     ]
-    assert said and "depth=3 does nothing" in said[0], done.stderr
+    assert said and "cut short" in said[0], done.stderr
     assert "UserWarning" not in done.stderr and "rhn/" not in done.stderr
 
 
