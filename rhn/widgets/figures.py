@@ -326,7 +326,7 @@ def gradient_flow_figure(
     ax.set_xlim(1, T)
     ax.set_xlabel("lag $n$ (steps back from the last step)")
     ax.set_ylabel("gradient norm ‖∂L/∂s‖ at lag n")
-    ax.set_title(f"Gradient norm at initialisation (H = {H})")
+    ax.set_title(f"Gradient norm versus lag at initialisation (H = {H})")
     ax.legend(loc="lower left", fontsize="small")
     ax.grid(True, which="major", alpha=0.3)
     return ax

@@ -289,7 +289,7 @@ def gradient_flow_widget(
         seed=seed,
         ylim=(lo, hi),
     )
-    return InteractiveFigure(data, {"transform_bias": -2.0}, draw, figsize=(4.8, 4.0))
+    return InteractiveFigure(data, {"transform_bias": -2.0}, draw, figsize=(6.4, 4.0))
 
 
 def _check_setting(controls: list[dict[str, Any]], values: object) -> dict[str, Any]:

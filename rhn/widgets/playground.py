@@ -74,8 +74,8 @@ PLAYGROUND_BUNDLE = Path(__file__).with_name("static") / "playground.js"
 """The bundled ES module of the playground (committed, like ``widget.js``)."""
 
 INPUT_SIZE = 2  # the adding problem's two channels: value, marker
-PNG_FIGSIZE = (3.46, 2.7)  # the heatmap beside the widget, in inches
-PNG_DPI = 100  # its shown size: 346 px wide, a phone's column
+PNG_FIGSIZE = (7.2, 3.0)  # the heatmap beside the widget, in inches
+PNG_DPI = 100  # its shown size: 720 px wide
 BATCH = 16
 
 
@@ -280,8 +280,8 @@ def _draw_initial(ax: Any, maps: dict[str, Any], transform_bias: float) -> None:
         extent=(0.5, steps + 0.5, depth + 1.5, -0.5),
     )
     # render_png's margins are for one plot without a colour bar: set our own
-    ax.set_position((0.22, 0.17, 0.55, 0.6))
-    colour_bar = ax.figure.add_axes((0.8, 0.17, 0.03, 0.6))
+    ax.set_position((0.12, 0.2, 0.74, 0.66))
+    colour_bar = ax.figure.add_axes((0.88, 0.2, 0.02, 0.66))
     ax.figure.colorbar(image, cax=colour_bar, label="gradient norm")
     ax.set_yticks(
         [*range(depth), depth + 1], [*(f"RHN k={k}" for k in range(depth)), "RNN"]
@@ -289,7 +289,7 @@ def _draw_initial(ax: Any, maps: dict[str, Any], transform_bias: float) -> None:
     ax.set_xlabel("time step t")
     ax.set_title(
         f"Before training: $D$ = {depth}, $b_T$ = {transform_bias:g}, "
-        f"$T$ = {steps}\n"
+        f"$T$ = {steps}; "
         f"loss RHN {maps['loss_rhn']:.3f}, RNN {maps['loss_rnn']:.3f}"
     )
 
@@ -348,7 +348,7 @@ class Playground(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         # the PNG beside the widget view is what a page without JavaScript,
         # nbconvert (PDF) and front ends without widgets show (none in Colab);
-        # shown 346 px wide (a phone's column), drawn with 3 times the pixels
+        # shown 720 px wide, drawn with 3 times the pixels
         width = round(PNG_FIGSIZE[0] * PNG_DPI)
         return with_png(super()._repr_mimebundle_(**kwargs), self.png, width)
 

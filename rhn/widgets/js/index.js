@@ -54,7 +54,7 @@ const FIGURES = {
       ylim: d.ylim,
       xlabel: "lag n (steps back from the last step)",
       ylabel: "gradient norm ‖∂L/∂s‖ at lag n",
-      title: `Gradient norm at initialisation (H = ${d.hidden_size})`,
+      title: `Gradient norm versus lag at initialisation (H = ${d.hidden_size})`,
     });
     return (v) => {
       const rhn = rhnGradientNorms(d, v.transform_bias);
