@@ -50,13 +50,17 @@ def _open(
     tmp_path: Path,
     seed: int,
     init_script: str | None = None,
+    scale: float = 1,
     **setting: object,
 ) -> Iterator[Page]:
     fig = playground_widget(seed=seed, data_seed=seed + 1, **setting)
     playground_page(fig, tmp_path)
     with serve(tmp_path) as url:
         context = browser.new_context(
-            viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+            viewport={"width": 390, "height": 844},
+            has_touch=True,
+            is_mobile=True,
+            device_scale_factor=scale,
         )
         page = context.new_page()
         if init_script:
@@ -214,6 +218,37 @@ def test_training_leaves_the_main_thread_free(browser, tmp_path) -> None:  # noq
             + "\n"
         )
         assert n["error"] is None and n["steps"] > PLAY_SECONDS, n["steps"]
+        assert not long_tasks, long_tasks
+
+
+def test_a_slider_dragged_while_it_plays_leaves_the_main_thread_free(
+    browser,  # noqa: ANN001
+    tmp_path,  # noqa: ANN001
+) -> None:
+    # a phone at 3x: the bias slider dragged across its track while it plays,
+    # each move a reset of the run and a redraw of all three canvases
+    for page in _open(browser, tmp_path, 0, scale=3):
+        page.wait_for_timeout(500)
+        page.locator("button[name=play]").click()
+        page.wait_for_timeout(500)
+        page.evaluate(OBSERVE_LONG_TASKS_JS)
+        slider = page.locator("input[name=transform_bias]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + 4, y)
+        page.mouse.down()
+        for i in range(40):  # about two seconds of dragging
+            page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 39, y)
+            page.wait_for_timeout(50)
+        page.mouse.up()
+        page.wait_for_timeout(500)
+        page.locator("button[name=play]").click()
+        page.wait_for_timeout(200)
+        long_tasks = page.evaluate("() => window.rhnLongTasks")
+        n = _numbers(page)
+        assert n["values"]["transform_bias"] > 0, n["values"]  # it moved
+        assert n["error"] is None and n["steps"] > 0, n
         assert not long_tasks, long_tasks
 
 
