@@ -559,7 +559,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             prog,
             f"the run diverged: its final held-out loss {held:.4g} is more "
             f"than {DIVERGED_FACTOR:g} times the baseline {m['baseline']:.4g}; "
-            "lower --lr or --clip",
+            + ("lower --lr or --clip" if config.clip else "lower --lr or set --clip 1"),
             status=1,
         )
     return 0

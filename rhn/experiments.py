@@ -197,7 +197,21 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
     # another task in the grid brings its defaults to the fields the base was
     # not given (TrainConfig's dataclasses.replace), as `--task` does: the
     # copy task its seq_len 10, depth 1 and b_T = -1, not the adding problem's
-    return dataclasses.replace(base, **changes)
+    config = dataclasses.replace(base, **changes)
+    # the base's depth or b_T, given for the grid's RHNs, is not a GRU's: its
+    # record states what a run of that model alone states, the task's default
+    from .tasks import get_task
+    from .train.config import _DEFAULT_OF
+
+    defaults = get_task(config.task).defaults
+    reset = {
+        name: defaults.get(name, package)
+        for name, package in _DEFAULT_OF.items()
+        if name not in setting
+        and not uses_field(config.model, name)
+        and getattr(config, name) != defaults.get(name, package)
+    }
+    return dataclasses.replace(config, **reset) if reset else config
 
 
 def _task_name(task: Any) -> str:
@@ -867,8 +881,10 @@ def summarize(
         One dict per group, in the order the runs were made: the group's
         field values (``None`` for a field the group's model does not read),
         ``n`` (number of seeds), ``seeds``, ``values`` (one per seed),
-        ``mean``, ``std`` (sample standard deviation, NaN for one seed),
-        ``min`` and ``max``.
+        ``diverged`` (how many of the runs diverged, ``metrics["diverged"]``),
+        then ``mean``, ``std`` (sample standard deviation, NaN for one run),
+        ``min`` and ``max`` over the runs that did not diverge (NaN if none):
+        a diverged run's loss is not a trained result.
     """
     by = list(record["call"]["grid"] if by is None else by)
     if callable(metric):
@@ -895,10 +911,23 @@ def summarize(
         except KeyError as err:
             raise ValueError(f"by: {err.args[0]!r} is not a config field") from None
         key = json.dumps(key_values, sort_keys=True)
-        group = groups.setdefault(key, {**key_values, "seeds": [], "values": []})
+        group = groups.setdefault(
+            key, {**key_values, "seeds": [], "values": [], "diverged": 0, "kept": []}
+        )
         group["seeds"].append(run["seed"])
         value = value_of(run)  # None: a run that diverged before its evaluation
-        group["values"].append(math.nan if value is None else float(value))
-    return [
-        {**g, "n": len(g["values"]), **_stats(g["values"])} for g in groups.values()
-    ]
+        value = math.nan if value is None else float(value)
+        group["values"].append(value)
+        if run["metrics"].get("diverged"):
+            group["diverged"] += 1
+        else:
+            group["kept"].append(value)
+    out = []
+    for g in groups.values():
+        kept = g.pop("kept")
+        stats = _stats(kept) if kept else dict.fromkeys(_STATS, math.nan)
+        out.append({**g, "n": len(g["values"]), **stats})
+    return out
+
+
+_STATS = ("mean", "std", "min", "max")

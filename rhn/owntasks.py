@@ -314,7 +314,7 @@ def tensor_task(
     readout: str | None = None,
     valid: tuple[torch.Tensor, ...] | None = None,
     test: tuple[torch.Tensor, ...] | None = None,
-    valid_fraction: float = 0.2,
+    valid_fraction: float | None = None,
     test_fraction: float = 0.0,
     loss: str | None = None,
     num_classes: int | None = None,
@@ -369,7 +369,8 @@ def tensor_task(
             the last ``test_fraction`` of the sequences given, or, if that
             is 0, no test split.
         valid_fraction: share of ``inputs`` held out for validation when
-            ``valid`` is not given (default 0.2).
+            ``valid`` is not given (default ``None``: 0.2); refused with
+            ``valid``.
         test_fraction: share of ``inputs`` held out for the test when
             ``test`` is not given (default 0: none). The sequences are split
             in order: training first, then validation, then test.
@@ -445,7 +446,14 @@ def tensor_task(
             f"the {N} given, got {test_fraction}"
         )
     k_valid = 0
+    if valid is not None and valid_fraction is not None:
+        raise ValueError(
+            f"give valid or valid_fraction, not both (got valid_fraction="
+            f"{valid_fraction}); leave valid_fraction out to use the valid given"
+        )
     if valid is None:
+        if valid_fraction is None:
+            valid_fraction = 0.2
         fraction = _checks.real("valid_fraction", valid_fraction)
         k_valid = math.ceil(fraction * N)
         if not 0 < fraction < 1 or not 1 <= k_valid < N - k_test:

@@ -1,6 +1,7 @@
 """Multi-seed sweeps: rhn.experiments and ``python -m rhn sweep``."""
 
 import json
+import math
 import statistics
 
 import pytest
@@ -53,7 +54,9 @@ def test_fields_a_model_ignores_are_not_swept():
         {"model": "rhn", "depth": 2},
         {"model": "gru"},
     ]
-    assert record["runs"][2]["config"]["depth"] == 3  # the base value
+    # not the base's depth (the RHNs'): what a GRU run alone records, the
+    # task's default
+    assert record["runs"][2]["config"]["depth"] == 2
     rows = summarize(record)
     assert [(r["model"], r["depth"]) for r in rows] == [
         ("rhn", 1),
@@ -83,11 +86,20 @@ def test_summarize_and_select_and_steps_to_reach():
         values = [r["metrics"]["test_loss"] for r in runs]
         assert row["values"] == values and row["seeds"] == [0, 1, 2]
         assert row["n"] == 3
-        assert row["mean"] == pytest.approx(statistics.mean(values))
-        assert row["std"] == pytest.approx(statistics.stdev(values))
-        assert (row["min"], row["max"]) == (min(values), max(values))
+        # the statistics are over the runs that did not diverge
+        kept = [r["metrics"]["test_loss"] for r in runs if not r["metrics"]["diverged"]]
+        assert row["diverged"] == 3 - len(kept)
+        assert kept, row  # the tiny runs: two of the RHN's diverge, no RNN's
+        assert row["mean"] == pytest.approx(statistics.mean(kept))
+        if len(kept) > 1:
+            assert row["std"] == pytest.approx(statistics.stdev(kept))
+        else:
+            assert math.isnan(row["std"])
+        assert (row["min"], row["max"]) == (min(kept), max(kept))
+    assert [row["diverged"] for row in rows] == [2, 0]
     by_seed = summarize(record, metric=lambda run: run["seed"], by=["model"])
-    assert by_seed[0]["mean"] == 1.0 and by_seed[0]["min"] == 0
+    assert by_seed[1]["mean"] == 1.0 and by_seed[1]["min"] == 0  # the RNN's
+    assert by_seed[0]["mean"] == 2.0  # the RHN's seed 2: 0 and 1 diverged
     run = record["runs"][0]
     losses = run["history"]["test_loss"]
     assert steps_to_reach(run, losses[0] + 1.0) == 2

@@ -71,3 +71,76 @@ def test_targets_per_sequence_of_another_width_are_not_ambiguous():
     x = torch.randn(6, 60, 1)
     assert tensor_task(x, torch.randn(60, 3)).output_size == 3
     assert tensor_task(x, x[:, :, 0]).readout == "all"  # (T, N): per step
+
+
+# Hostile round 27: three borderline silent results and two unclear errors.
+
+
+def test_valid_fraction_beside_a_valid_split_is_refused():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rhn.owntasks import loader_task
+
+    x, y = torch.randn(50, 6, 2), torch.randn(50)
+    with pytest.raises(ValueError, match="give valid or valid_fraction, not both"):
+        tensor_task(x, y, batch_first=True, valid=(x[:10], y[:10]), valid_fraction=0.5)
+    loader = DataLoader(TensorDataset(x, y), batch_size=10)
+    with pytest.raises(ValueError, match="give valid or valid_fraction, not both"):
+        loader_task(loader, loader, valid_fraction=0.5)
+    # either alone is taken; left out, the last fifth is held out
+    assert tensor_task(x, y, batch_first=True, valid=(x[:10], y[:10])) is not None
+    assert tensor_task(x, y, batch_first=True, valid_fraction=0.5) is not None
+
+
+def _sweep_of(tmp_path, *options):
+    from tiny_runs import SWEEP
+
+    from rhn.experiments import load_sweep
+
+    out = tmp_path / "s.json"
+    argv = ["sweep", *SWEEP, *options, "--grid", "model=rhn,gru", "--out", str(out)]
+    assert main(argv) in (0, 1)  # 1: a run diverged
+    return load_sweep(out)
+
+
+def test_a_sweeps_summary_leaves_diverged_runs_out_of_its_statistics(tmp_path):
+    from rhn.experiments import summarize
+
+    record = _sweep_of(tmp_path, "--lr", "1", "--clip", "0")  # the RHN diverges
+    rows = {row["model"]: row for row in summarize(record)}
+    runs = {run["config"]["model"]: run for run in record["runs"]}
+    for model, row in rows.items():
+        diverged = bool(runs[model]["metrics"].get("diverged"))
+        assert row["diverged"] == int(diverged)
+        assert row["values"] == [runs[model]["metrics"]["test_loss"]]
+        if diverged:  # its loss is listed, not averaged as a trained result
+            assert all(row[k] != row[k] for k in ("mean", "min", "max"))
+        else:
+            assert row["mean"] == row["values"][0]
+    assert any(row["diverged"] for row in rows.values())
+
+
+def test_a_sweeps_gru_records_the_tasks_depth_not_the_rhns(tmp_path):
+    record = _sweep_of(tmp_path, "--depth", "3", "--transform-bias", "-2")
+    config = {run["config"]["model"]: run["config"] for run in record["runs"]}
+    assert (config["rhn"]["depth"], config["rhn"]["transform_bias"]) == (3, -2.0)
+    # what `python -m rhn train --model gru` records: the task's defaults
+    assert (config["gru"]["depth"], config["gru"]["transform_bias"]) == (2, -3.0)
+
+
+def test_a_torch_device_is_taken_as_load_model_takes_it():
+    from rhn.train import TrainConfig
+
+    assert TrainConfig(device=torch.device("cpu"), progress=False).device == "cpu"
+
+
+def test_a_divergence_with_clipping_off_says_to_set_a_clip(tmp_path, capsys):
+    from rhn.train.run import _lower_hint
+
+    argv = ["train", *CLI, "--lr", "5", "--clip", "0", "--out", str(tmp_path / "r")]
+    assert main(argv) == 1  # diverged
+    said = one_error_line(capsys)
+    assert "set --clip 1" in said and "lower --lr or --clip" not in said
+    # the message of a loss that overflowed, with and without clipping
+    assert "--clip 1" in _lower_hint(0.0) and "gradient clip" not in _lower_hint(0.0)
+    assert "gradient clip" in _lower_hint(1.0)

@@ -296,6 +296,8 @@ class TrainConfig:
             )
         # the held-out set uses seed 2 * seed + 1, which must stay below 2**32
         self.seed = _checks.seed("seed", self.seed, limit=_checks.SEED_LIMIT // 2)
+        if isinstance(self.device, torch.device):  # as load_model takes one
+            self.device = str(self.device)
         if not isinstance(self.device, str):
             raise TypeError(
                 f"device must be a string such as 'auto', 'cpu' or 'cuda', got "

@@ -999,10 +999,7 @@ class _Run:
             raise FloatingPointError(
                 f"the training loss became {loss_value} at step {self.step} "
                 f"({config.model} on {self.task.name}, lr={config.lr}); "
-                + (
-                    _scale_hint(x, y)
-                    or "lower the learning rate or the gradient clip (--lr, --clip)"
-                )
+                + (_scale_hint(x, y) or _lower_hint(config.clip))
             )
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
@@ -1049,8 +1046,8 @@ class _Run:
         loss_value = self.graphed(x, y).item()
         if not math.isfinite(loss_value):
             raise FloatingPointError(
-                f"the training loss became {loss_value} at step {self.step}; lower "
-                "the learning rate or the gradient clip (--lr, --clip)"
+                f"the training loss became {loss_value} at step {self.step}; "
+                + _lower_hint(self.config.clip)
             )
         self.scheduler.step()
         self.history["step"].append(self.step)
@@ -1814,3 +1811,11 @@ def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return device.type
+
+
+def _lower_hint(clip: float) -> str:
+    """What to change after a loss that overflowed: with clipping off (0),
+    there is no clip to lower, so set one."""
+    if clip:
+        return "lower the learning rate or the gradient clip (--lr, --clip)"
+    return "lower the learning rate (--lr) or clip the gradients (--clip 1)"
