@@ -292,7 +292,11 @@ def _resumable(
             "differ); give the options of the interrupted sweep"
         )
     for run, (_, _, config) in zip(old["runs"], plan, strict=False):
-        if records.config_changes(config.to_dict(), run["config"]):
+        mine = config.to_dict()
+        for name in ("depth", "transform_bias"):  # a record made before a GRU
+            if not uses_field(config.model, name):  # took the task's: the base's
+                mine[name] = run["config"].get(name, mine[name])
+        if records.config_changes(mine, run["config"]):
             raise ValueError(f"resume: the runs in {str(path)!r} are not this sweep's")
     return old
 

@@ -144,3 +144,23 @@ def test_a_divergence_with_clipping_off_says_to_set_a_clip(tmp_path, capsys):
     # the message of a loss that overflowed, with and without clipping
     assert "--clip 1" in _lower_hint(0.0) and "gradient clip" not in _lower_hint(0.0)
     assert "gradient clip" in _lower_hint(1.0)
+
+
+def test_a_sweep_recorded_before_resumes_with_the_grus_base_depth(tmp_path):
+    """An interrupted sweep whose GRU run recorded the base's depth (as
+    sweeps did before) still resumes: the field is not the GRU's."""
+    from tiny_runs import SWEEP
+
+    out = tmp_path / "s.json"
+    argv = ["sweep", *SWEEP, "--depth", "3", "--grid", "model=gru,rhn"]
+    argv += ["--out", str(out)]
+    assert main(argv) in (0, 1)
+    record = json.loads(out.read_text())
+    assert record["runs"][0]["config"]["model"] == "gru"
+    record["runs"][0]["config"]["depth"] = 3  # what the older sweep wrote
+    record["runs"] = record["runs"][:1]
+    record["complete"] = False
+    out.write_text(json.dumps(record))
+    assert main([*argv, "--resume"]) in (0, 1)
+    resumed = json.loads(out.read_text())
+    assert resumed["complete"] and len(resumed["runs"]) == 2
