@@ -716,6 +716,9 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
             grid[field] = _grid_values(field, text)
         if "num_params" in args:
             args["hidden_size"] = None
+        typed = {name for name in ("depth", "transform_bias") if name in args}
+        models = grid.get("model") or [args.get("model", TrainConfig.model)]
+        _typed_and_unread(typed, args, [str(m) for m in models])
         base = TrainConfig.for_task(_resolve_task(task), **args)
         record = sweep(
             base,
@@ -807,22 +810,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return getattr(stop, "exit_code", 130)
 
 
-def _typed_and_unread(typed: set[str], args: dict[str, typing.Any]) -> None:
-    """Refuse ``--depth`` or ``--transform-bias`` typed for a model that does
-    not read them: the record would state a setting the run never used (in
-    Python such a value is a warning, since sweeps and loops over models pass
-    one config's fields to every model)."""
+def _typed_and_unread(
+    typed: set[str], args: dict[str, typing.Any], models: list[str] | None = None
+) -> None:
+    """Refuse ``--depth`` or ``--transform-bias`` typed where no model of the
+    run (or of a sweep's ``models``) reads them: the record would state a
+    setting no run used (in Python such a value is a warning, since sweeps
+    and loops over models pass one config's fields to every model)."""
     from .train import TrainConfig
     from .train.config import reads_field
 
-    model = args.get("model", TrainConfig.model)
+    if models is None:
+        models = [args.get("model", TrainConfig.model)]
     for name in sorted(typed):
-        if not reads_field(model, name):
+        if not any(reads_field(str(model).lower(), name) for model in models):
             readers = "rhn and dtrnn" if name == "depth" else "rhn"
             flag = "--" + name.replace("_", "-")
+            which = ",".join(str(m) for m in models)
             raise ValueError(
                 f"{flag} is read only by --model {readers}, got "
-                f"{flag} {args[name]} with --model {model}, "
+                f"{flag} {args[name]} with --model {which}, "
                 f"which does not read it (the record would state a setting the "
                 f"run never used): leave {flag} out"
             )

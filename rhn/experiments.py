@@ -140,11 +140,15 @@ def _refuse_unread(base: TrainConfig, grid: dict[str, list[Any]]) -> None:
         if not any(uses_field(m, name) for m in models):
             readers = sorted(m for m in MODELS if uses_field(m, name))
             who = " or ".join(repr(m) for m in readers)
-            many = "values would all be one run" if len(values) > 1 else "value"
+            what = (
+                "its values would all train the same run, and the record would "
+                "not say so"
+                if len(values) > 1
+                else "its value would be dropped unrecorded"
+            )
             raise ValueError(
                 f"grid[{name!r}]: no model of this sweep ({', '.join(models)}) "
-                f"reads {name}, so its {many} would be dropped unrecorded; "
-                f"only model={who} reads it"
+                f"reads {name}, so {what}; only model={who} reads it"
             )
 
 

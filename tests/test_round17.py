@@ -136,7 +136,7 @@ def test_a_sweep_refuses_a_grid_field_no_model_of_it_reads(tmp_path):
     base = TrainConfig(task="adding", seq_len=5, hidden_size=4, steps=2,
                        eval_every=1, eval_samples=16, batch_size=4,
                        progress=False, device="cpu")  # fmt: skip
-    with pytest.raises(ValueError, match=r"grid\['forget_bias'\].*one run.*'lstm'"):
+    with pytest.raises(ValueError, match=r"grid\['forget_bias'\].*same run.*'lstm'"):
         sweep(base, {"forget_bias": [0.0, 1.0]}, seeds=[0])
     with pytest.raises(ValueError, match=r"grid\['depth'\].*\(gru, rnn\)"):
         sweep(base, {"model": ["gru", "rnn"], "depth": [1, 2]}, seeds=[0])

@@ -164,3 +164,47 @@ def test_a_sweep_recorded_before_resumes_with_the_grus_base_depth(tmp_path):
     assert main([*argv, "--resume"]) in (0, 1)
     resumed = json.loads(out.read_text())
     assert resumed["complete"] and len(resumed["runs"]) == 2
+
+
+# Hostile round 28: two silent results and an unclear message.
+
+
+def test_load_model_refuses_a_folder_holding_another_runs_checkpoint(tmp_path, capsys):
+    import shutil
+
+    from rhn.train import load_model
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["train", *CLI, "--out", str(a)]) == 0
+    assert main(["train", *CLI, "--model", "gru", "--out", str(b)]) == 0
+    mixed = tmp_path / "mixed"
+    shutil.copytree(b, mixed)
+    shutil.copy(a / "checkpoint.pt", mixed / "checkpoint.pt")  # a's weights
+    for given in (mixed, mixed / "checkpoint.pt"):
+        with pytest.raises(ValueError, match="describe run"):
+            load_model(given)
+    # each folder as it was written, and a checkpoint file on its own, load
+    assert load_model(a) is not None and load_model(b) is not None
+    lone = tmp_path / "lone.pt"
+    shutil.copy(a / "checkpoint.pt", lone)
+    assert load_model(lone) is not None
+
+
+def test_a_sweep_refuses_a_typed_option_no_model_of_it_reads(tmp_path, capsys):
+    from tiny_runs import SWEEP
+
+    for options in (
+        ["--grid", "model=gru", "--depth", "3"],
+        ["--model", "gru", "--transform-bias", "-5", "--grid", "lr=0.01,0.02"],
+    ):
+        out = tmp_path / "s.json"
+        assert main(["sweep", *SWEEP, *options, "--out", str(out)]) == 2
+        assert "which does not read it" in one_error_line(capsys)
+        assert not out.exists()
+
+
+def test_a_path_that_is_not_a_regular_file_is_named_so():
+    from rhn.train import load_model
+
+    with pytest.raises(ValueError, match="is not a regular file"):
+        load_model("/dev/null")

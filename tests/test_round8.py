@@ -109,7 +109,7 @@ def test_a_sweep_over_dropout_runs_a_gru_once(tmp_path):
     base = tiny(steps=2)
     # no model of the sweep reads dropout: its two values would be one run,
     # refused since round 22 (it ran once, under one of the two labels)
-    with pytest.raises(ValueError, match=r"grid\['dropout'\].*one run"):
+    with pytest.raises(ValueError, match=r"grid\['dropout'\].*the same run"):
         sweep(dataclasses.replace(base, model="gru"), {"dropout": [0, 0.5]}, [0])
     grid = {"model": ["gru", "rhn"], "dropout": [0.0, 0.3]}
     record = sweep(base, grid, [0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -68,6 +69,7 @@ def load_model(
             "'cpu' or a GPU, got 'meta'"
         )
     state = load_checkpoint(run_or_checkpoint, name="run_or_checkpoint")
+    _check_the_folders_run(Path(run_or_checkpoint), state)
     saved = dict(state["config"])
     recorded_data = saved.pop("task_fingerprint", None)
     name = saved["task"]
@@ -216,3 +218,26 @@ def _with_weights(
             "the file is damaged, or the run diverged before it was written"
         )
     return model.to(target).eval()
+
+
+def _check_the_folders_run(given: Path, state: dict[str, Any]) -> None:
+    """Refuse a run folder whose checkpoint is another run's (one copied in
+    from another folder): the model would not be the one its records
+    describe. A checkpoint file given outside a run folder is taken as it is."""
+    from .records import CHECKPOINT_NAME, foreign_records
+
+    folder = given if given.is_dir() else given.parent
+    if not given.is_dir() and given.name != CHECKPOINT_NAME:
+        return
+    run_id = state.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return  # a checkpoint older than run ids
+    found = foreign_records(folder, run_id)
+    if found:
+        others = " and ".join(sorted(set(found.values())))
+        raise ValueError(
+            f"run_or_checkpoint: {str(folder / CHECKPOINT_NAME)!r} is a checkpoint "
+            f"of run {run_id}, but the folder's {', '.join(sorted(found))} "
+            f"describe run {others}: the model would not be the one the records "
+            "describe; load the checkpoint from its own run's folder"
+        )

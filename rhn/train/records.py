@@ -157,6 +157,10 @@ def load_checkpoint(path: str | Path, *, name: str = "path") -> dict[str, Any]:
         left = stashes(path.parent)
         if left and not path.exists():
             raise FileNotFoundError(_stash_advice(name, path, left))
+        if path.exists():  # /dev/null, a pipe, a socket
+            raise ValueError(
+                f"{name}: {str(path)!r} is not a regular file; expected {expected}"
+            )
         raise FileNotFoundError(f"{name}: no checkpoint file at {str(path)!r}")
     size = path.stat().st_size
     if size == 0:
@@ -690,25 +694,10 @@ def identity(
     return new_run_id(), parent, True
 
 
-def check_not_foreign(
-    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
-) -> None:
-    """Refuse to resume ``out``'s own ``checkpoint.pt`` when the folder's
-    records belong to another run than the checkpoint (a checkpoint copied in
-    from another run's folder): continuing would replace that run's
-    ``metrics.json`` and ``run.json`` with a branch of the checkpoint's run.
-
-    The folder's ``metrics.json`` must name the checkpoint's run, and its
-    ``run.json`` that run or a run branched from it (a copy of a folder that
-    was claimed but had not yet written its first checkpoint).
-    """
-    if out is None or state is None or resume_path is None:
-        return
-    if not same_file(resume_path, out / CHECKPOINT_NAME):
-        return
-    run_id = state.get("run_id")
-    if not isinstance(run_id, str) or not run_id:
-        return  # a checkpoint older than run ids
+def foreign_records(out: Path, run_id: str) -> dict[str, str]:
+    """The records of ``out`` that name another run than ``run_id``, as
+    ``{file name: the run they name}``: a ``metrics.json`` of another run, a
+    ``run.json`` of a run that is neither ``run_id`` nor branched from it."""
     found: dict[str, str] = {}
     try:
         marker = _marker(out) or {}
@@ -729,6 +718,29 @@ def check_not_foreign(
     other = run.get("id") if isinstance(run, dict) else None
     if isinstance(other, str) and other != run_id:
         found[METRICS_NAME] = other
+    return found
+
+
+def check_not_foreign(
+    out: Path | None, state: dict[str, Any] | None, resume_path: Path | None
+) -> None:
+    """Refuse to resume ``out``'s own ``checkpoint.pt`` when the folder's
+    records belong to another run than the checkpoint (a checkpoint copied in
+    from another run's folder): continuing would replace that run's
+    ``metrics.json`` and ``run.json`` with a branch of the checkpoint's run.
+
+    The folder's ``metrics.json`` must name the checkpoint's run, and its
+    ``run.json`` that run or a run branched from it (a copy of a folder that
+    was claimed but had not yet written its first checkpoint).
+    """
+    if out is None or state is None or resume_path is None:
+        return
+    if not same_file(resume_path, out / CHECKPOINT_NAME):
+        return
+    run_id = state.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return  # a checkpoint older than run ids
+    found = foreign_records(out, run_id)
     if not found:
         return
     others = sorted(set(found.values()))
