@@ -77,6 +77,9 @@ document.addEventListener("DOMContentLoaded", () => {
     ".cell_input",
     ".cell_output pre",
     "details > summary",
+    // a formula's MathML twin for readers without JavaScript (_ext/nojs_math.py):
+    // DOMParser runs no scripts, so it would read the formula a second time
+    "noscript",
   ];
   Search.htmlToText = (htmlString, anchor) => {
     const doc = new DOMParser().parseFromString(htmlString, "text/html");

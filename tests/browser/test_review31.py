@@ -139,7 +139,7 @@ SEARCH_JS = """() => [...document.querySelectorAll('#search-results li')].map((l
 }))"""
 
 
-@pytest.mark.parametrize("query", ["RHN cell", "Jacobian"])
+@pytest.mark.parametrize("query", ["RHN cell", "Jacobian", "carry gate"])
 def test_search_lists_a_page_once_without_tex(
     browser: Browser, base_url: str, query: str
 ) -> None:
@@ -167,6 +167,10 @@ def test_search_lists_a_page_once_without_tex(
     # snippets are prose: not the code cells' source or their toggles
     code = [r["snippet"][:80] for r in results if "code cell" in r["snippet"]]
     assert not code, code
+    # a formula once: not again from its MathML twin for readers without
+    # JavaScript (D−1 then k=0,…,D−1 was read twice: "D−1k=0,…,D−1")
+    twice = [r["snippet"][:80] for r in results if "−1k=0" in r["snippet"]]
+    assert not twice, twice
 
 
 EQUATION_LINES_JS = """(label) => {
