@@ -894,6 +894,8 @@ def summarize(
         ``min`` and ``max`` over the runs that did not diverge (NaN if none):
         a diverged run's loss is not a trained result.
     """
+    if isinstance(by, str):  # one field, not its letters
+        by = [by]
     by = list(record["call"]["grid"] if by is None else by)
     if callable(metric):
         value_of = metric
@@ -930,6 +932,18 @@ def summarize(
             group["diverged"] += 1
         else:
             group["kept"].append(value)
+    runs = record["runs"]
+    if (
+        isinstance(metric, str)
+        and runs
+        and all(run["metrics"].get(metric) is None for run in runs)
+        and not any(run["metrics"].get("diverged") for run in runs)
+    ):
+        other = " (the task has no test split): pass metric='valid_loss'"
+        raise ValueError(
+            f"metric: no run has a {metric}"
+            + (other if metric == "test_loss" else "; choose another metric")
+        )
     out = []
     for g in groups.values():
         kept = g.pop("kept")

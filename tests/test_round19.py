@@ -208,3 +208,41 @@ def test_a_path_that_is_not_a_regular_file_is_named_so():
 
     with pytest.raises(ValueError, match="is not a regular file"):
         load_model("/dev/null")
+
+
+# Hostile round 29: two silent results.
+
+
+def test_load_model_warns_when_the_metrics_describe_an_earlier_step(tmp_path, capsys):
+    import warnings
+
+    from rhn.train import load_model
+    from rhn.train.records import load_checkpoint, save_checkpoint
+
+    out = tmp_path / "r"
+    assert main(["train", *CLI, "--out", str(out)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_model(out)  # a finished run: its file and its checkpoint agree
+    # an extension interrupted: the checkpoint moved on, metrics.json did not
+    state = load_checkpoint(out)
+    state["step"] += 5
+    save_checkpoint(out / "checkpoint.pt", state)
+    with pytest.warns(
+        UserWarning, match=r"at step 8, but its metrics.json describes step 3"
+    ):
+        load_model(out)
+
+
+def test_summarize_without_the_metric_in_any_run_says_which_to_use(tmp_path):
+    from tiny_runs import tiny
+
+    from rhn.experiments import summarize, sweep
+
+    x = torch.randn(40, 6, 1)
+    task = tensor_task(x, x.sum((1, 2)), batch_first=True)  # no test split
+    record = sweep(tiny(task=task, steps=2, eval_every=1), {"model": ["rhn"]}, [0])
+    with pytest.raises(ValueError, match="no run has a test_loss.*metric='valid_loss'"):
+        summarize(record)
+    assert summarize(record, metric="valid_loss")[0]["n"] == 1
+    assert summarize(record, metric="valid_loss", by="model")[0]["model"] == "rhn"

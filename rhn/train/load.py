@@ -233,6 +233,8 @@ def _check_the_folders_run(given: Path, state: dict[str, Any]) -> None:
     if not isinstance(run_id, str) or not run_id:
         return  # a checkpoint older than run ids
     found = foreign_records(folder, run_id)
+    if not found:
+        _warn_if_metrics_lag(folder, state)
     if found:
         others = " and ".join(sorted(set(found.values())))
         raise ValueError(
@@ -240,4 +242,32 @@ def _check_the_folders_run(given: Path, state: dict[str, Any]) -> None:
             f"of run {run_id}, but the folder's {', '.join(sorted(found))} "
             f"describe run {others}: the model would not be the one the records "
             "describe; load the checkpoint from its own run's folder"
+        )
+
+
+def _warn_if_metrics_lag(folder: Path, state: dict[str, Any]) -> None:
+    """Warn when the folder's ``metrics.json`` describes an earlier step than
+    its checkpoint (an extension by ``--resume`` that was interrupted or is
+    still running): its numbers are not the loaded model's."""
+    import warnings
+
+    from .. import _io
+    from .records import METRICS_NAME
+
+    try:
+        record = _io.read_json(folder / METRICS_NAME, name="run_or_checkpoint")
+    except (OSError, ValueError):
+        return
+    steps, step = (
+        record.get("steps") if isinstance(record, dict) else None,
+        state.get("step"),
+    )
+    if isinstance(steps, int) and isinstance(step, int) and steps != step:
+        warnings.warn(
+            f"run_or_checkpoint: the checkpoint in {str(folder)!r} is at step {step}, "
+            f"but its {METRICS_NAME} describes step {steps} (a resume that was "
+            f"interrupted or is still running): the model loaded is the step-{step} "
+            "one, and the numbers in that file are not its; resume the run to "
+            "finish it and write them",
+            stacklevel=4,  # the caller of load_model
         )
