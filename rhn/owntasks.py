@@ -468,10 +468,12 @@ def tensor_task(
         splits["valid"] = _take((x, y, m), slice(n_train, N - k_test), per_step)
     else:
         splits["valid"] = _other_split(
-            "valid", valid, readout, K, step_mask, m, **layout
+            "valid", valid, readout, K, step_mask, m, x.shape[0], **layout
         )
     if test is not None:
-        splits["test"] = _other_split("test", test, readout, K, step_mask, m, **layout)
+        splits["test"] = _other_split(
+            "test", test, readout, K, step_mask, m, x.shape[0], **layout
+        )
     elif k_test:
         splits["test"] = _take((x, y, m), slice(N - k_test, N), per_step)
     has_test = "test" in splits
@@ -649,9 +651,12 @@ def _other_split(
     K: int | None,
     step_mask: torch.Tensor | None,
     train_mask: torch.Tensor | None,
+    train_steps: int | None = None,
     **layout: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """``valid`` or ``test`` given apart, checked against the training data."""
+    """``valid`` or ``test`` given apart, checked against the training data
+    (``train_steps``: its sequences' length, which a held-out split in the
+    other layout shows as its number of sequences)."""
     data = _tensors(name, value)
     if data[2] is None and train_mask is not None and step_mask is None:
         raise ValueError(
@@ -663,6 +668,23 @@ def _other_split(
     x, y, m, _, K = _check_split(
         name, data, readout=readout, K=K, step_mask=step_mask, **layout
     )
+    steps, count = x.shape[0], x.shape[1]
+    if train_steps is not None and steps != train_steps and count == train_steps:
+        # read as `count` sequences of `steps` steps: the training data's
+        # length on the sequence axis, the other layout's doing
+        # a warning, not an error: held-out sequences may be longer, and
+        # there may be as many of them as the training ones have steps
+        import warnings
+
+        from .train.config import _outside_the_package
+
+        order = "(N, T, I)" if layout.get("batch_first") else "(T, N, I)"
+        warnings.warn(
+            f"{name} inputs read as {count} sequences of {steps} steps, but the "
+            f"training sequences have {train_steps}: the other layout? give "
+            f"{name} in the training data's layout, {order}",
+            stacklevel=_outside_the_package(),
+        )
     return x, (y.squeeze(-1) if K == 1 else y), m
 
 

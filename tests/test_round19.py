@@ -246,3 +246,53 @@ def test_summarize_without_the_metric_in_any_run_says_which_to_use(tmp_path):
         summarize(record)
     assert summarize(record, metric="valid_loss")[0]["n"] == 1
     assert summarize(record, metric="valid_loss", by="model")[0]["model"] == "rhn"
+
+
+# Hostile round 30: a held-out split in the other layout, and nohup.
+
+
+def test_a_held_out_split_in_the_other_layout_is_warned_of():
+    import warnings
+
+    x = torch.randn(30, 6, 1)  # (N, T, I), batch first
+    y = x[:, :, 0]
+    with pytest.warns(UserWarning, match="valid inputs read as 6 sequences of 10"):
+        tensor_task(
+            x[:20], y[:20], batch_first=True, readout="all",
+            valid=(x[20:].transpose(0, 1), y[20:].T),  # time first
+        )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same layout, or longer sequences
+        tensor_task(
+            x[:20], y[:20], batch_first=True, readout="all", valid=(x[20:], y[20:])
+        )
+        longer = torch.randn(10, 9, 1)
+        tensor_task(
+            x[:20],
+            y[:20],
+            batch_first=True,
+            readout="all",
+            valid=(longer, longer[:, :, 0]),
+        )
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGHUP"), reason="POSIX")
+def test_a_run_under_nohup_is_not_stopped_by_a_hangup():
+    import os
+    import signal
+
+    from tiny_runs import tiny
+
+    from rhn.train import train
+
+    def hang_up(event):
+        if event["step"] == 1:
+            os.kill(os.getpid(), signal.SIGHUP)  # the terminal closes
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # what nohup does
+    try:
+        result = train(tiny(steps=3, out=None), callback=hang_up)
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert result.history["step"][-1] == 3
+    assert signal.getsignal(signal.SIGHUP) is before

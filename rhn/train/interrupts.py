@@ -99,6 +99,9 @@ def signals_deferred() -> Iterator[list[int]]:
     if hasattr(signal, "SIGHUP"):  # not on Windows
         stoppers.append(signal.SIGHUP)
     previous = {sig: signal.getsignal(sig) for sig in stoppers}
+    # a signal the user set to be ignored stays ignored: `nohup` ignores
+    # SIGHUP so that closing the terminal does not stop the run
+    previous = {s: h for s, h in previous.items() if h is not signal.SIG_IGN}
     for sig in previous:
         signal.signal(sig, note)
     try:
