@@ -45,7 +45,7 @@ from . import _checks, _cli, _io, results
 from .baselines import MODELS
 from .tasks import Task, get_task
 from .train import TrainConfig, records, resolve_device, train
-from .train.config import generate, reads_field
+from .train.config import _DEFAULT_OF, generate, reads_field
 from .train.model import check_memory, hidden_size
 
 __all__ = [
@@ -205,7 +205,6 @@ def _config(base: TrainConfig, setting: dict[str, Any], seed: int) -> TrainConfi
     # the base's depth or b_T, given for the grid's RHNs, is not a GRU's: its
     # record states what a run of that model alone states, the task's default
     from .tasks import get_task
-    from .train.config import _DEFAULT_OF
 
     defaults = get_task(config.task).defaults
     reset = {
@@ -297,8 +296,8 @@ def _resumable(
         )
     for run, (_, _, config) in zip(old["runs"], plan, strict=False):
         mine = config.to_dict()
-        for name in ("depth", "transform_bias"):  # a record made before a GRU
-            if not uses_field(config.model, name):  # took the task's: the base's
+        for name in _DEFAULT_OF:  # a record made before a GRU took the task's
+            if not uses_field(config.model, name):  # depth and b_T: the base's
                 mine[name] = run["config"].get(name, mine[name])
         if records.config_changes(mine, run["config"]):
             raise ValueError(f"resume: the runs in {str(path)!r} are not this sweep's")

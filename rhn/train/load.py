@@ -229,20 +229,16 @@ def _check_the_folders_run(given: Path, state: dict[str, Any]) -> None:
     folder = given if given.is_dir() else given.parent
     if not given.is_dir() and given.name != CHECKPOINT_NAME:
         return
-    run_id = state.get("run_id")
-    if not isinstance(run_id, str) or not run_id:
-        return  # a checkpoint older than run ids
-    found = foreign_records(folder, run_id)
-    if not found:
-        _warn_if_metrics_lag(folder, state)
+    found = foreign_records(folder, state)
     if found:
         others = " and ".join(sorted(set(found.values())))
         raise ValueError(
             f"run_or_checkpoint: {str(folder / CHECKPOINT_NAME)!r} is a checkpoint "
-            f"of run {run_id}, but the folder's {', '.join(sorted(found))} "
+            f"of run {state['run_id']}, but the folder's {', '.join(sorted(found))} "
             f"describe run {others}: the model would not be the one the records "
             "describe; load the checkpoint from its own run's folder"
         )
+    _warn_if_metrics_lag(folder, state)
 
 
 def _warn_if_metrics_lag(folder: Path, state: dict[str, Any]) -> None:
@@ -258,10 +254,8 @@ def _warn_if_metrics_lag(folder: Path, state: dict[str, Any]) -> None:
         record = _io.read_json(folder / METRICS_NAME, name="run_or_checkpoint")
     except (OSError, ValueError):
         return
-    steps, step = (
-        record.get("steps") if isinstance(record, dict) else None,
-        state.get("step"),
-    )
+    steps = record.get("steps") if isinstance(record, dict) else None
+    step = state.get("step")
     if isinstance(steps, int) and isinstance(step, int) and steps != step:
         warnings.warn(
             f"run_or_checkpoint: the checkpoint in {str(folder)!r} is at step {step}, "

@@ -694,10 +694,14 @@ def identity(
     return new_run_id(), parent, True
 
 
-def foreign_records(out: Path, run_id: str) -> dict[str, str]:
-    """The records of ``out`` that name another run than ``run_id``, as
-    ``{file name: the run they name}``: a ``metrics.json`` of another run, a
-    ``run.json`` of a run that is neither ``run_id`` nor branched from it."""
+def foreign_records(out: Path, state: dict[str, Any]) -> dict[str, str]:
+    """The records of ``out`` that name another run than the checkpoint
+    ``state``'s, as ``{file name: the run they name}``: a ``metrics.json`` of
+    another run, a ``run.json`` of a run that is neither the checkpoint's nor
+    branched from it. Empty for a checkpoint older than run ids."""
+    run_id = state.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return {}  # a checkpoint older than run ids
     found: dict[str, str] = {}
     try:
         marker = _marker(out) or {}
@@ -737,10 +741,7 @@ def check_not_foreign(
         return
     if not same_file(resume_path, out / CHECKPOINT_NAME):
         return
-    run_id = state.get("run_id")
-    if not isinstance(run_id, str) or not run_id:
-        return  # a checkpoint older than run ids
-    found = foreign_records(out, run_id)
+    found = foreign_records(out, state)
     if not found:
         return
     others = sorted(set(found.values()))
@@ -749,7 +750,8 @@ def check_not_foreign(
     where = f", written in {_io.short(came)!r}" if isinstance(came, str) else ""
     raise ValueError(
         f"resume: {_io.short(out / CHECKPOINT_NAME)!r} is a checkpoint of run "
-        f"{run_id}{where}, but {_io.short(out)!r} holds run {' and '.join(others)} "
+        f"{state['run_id']}{where}, but {_io.short(out)!r} holds run "
+        f"{' and '.join(others)} "
         f"({', '.join(sorted(found))}): resuming it there would replace that run's "
         f"records; move the checkpoint into a folder of its own and resume it "
         f"there (or --resume it with another --out for a branch)"
