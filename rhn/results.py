@@ -221,7 +221,7 @@ RECORDS: list[tuple[int, str, str]] = [
     (12, "five models, chorales", "chorales_models.json"),
     (12, "LSTM with forget bias +1", "chorales_lstm_forget1.json"),
     (12, "RHN depths, chorales", "chorales_depth.json"),
-    (12, "package defaults", "chorales_rhn_defaults.json"),
+    (12, "RHN biases, chorales", "chorales_bias.json"),
     (12, "depth 4, matched bias", "chorales_rhn_matched.json"),
     (12, "RHN with dropout", "chorales_dropout.json"),
     (14, "six models, memory", "sine_memory.json"),

@@ -588,8 +588,6 @@ TASKS: dict[str, Task] = {
         defaults={
             "hidden_size": None,
             "num_params": 40_000,
-            "depth": 4,
-            "transform_bias": -2.0,
             "steps": 500,
             "batch_size": 16,
             "lr": 3e-3,

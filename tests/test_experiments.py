@@ -239,9 +239,10 @@ def test_forget_bias_is_swept_for_the_lstm_only(tmp_path):
 
 
 def test_eval_curve_and_core_parameters_read_old_and_new_records_alike(tmp_path):
-    """A shipped chorales record (older: the validation NLL under test_loss,
-    the head inside num_params) and a run of today (valid_loss in the
-    history, num_params the core's) give the same kind of numbers."""
+    """A shipped record made before num_params_total (the head inside
+    num_params), a chorales record of the first kind (the validation NLL
+    under test_loss only) and a run of today (valid_loss in the history,
+    num_params the core's) give the same kind of numbers."""
     import torch
     from tiny_runs import TINY
 
@@ -249,13 +250,28 @@ def test_eval_curve_and_core_parameters_read_old_and_new_records_alike(tmp_path)
     from rhn.owntasks import tensor_task
     from rhn.train import TrainConfig, train
 
-    old = load_sweep("chorales_models.json")["runs"][0]
+    old = load_sweep("adding_models.json")["runs"][0]
+    assert "num_params_total" not in old["metrics"]
     steps, losses = eval_curve(old)
     assert steps == old["history"]["eval_step"]
     assert losses == old["history"]["test_loss"]
-    head = 46 * (old["metrics"]["hidden_size"] + 1)  # 46 pitches, one bias each
+    head = old["metrics"]["hidden_size"] + 1  # one output, one bias
     assert core_parameters(old) == old["metrics"]["num_params"] - head
-    assert abs(core_parameters(old) - 40_000) < 0.02 * 40_000
+    assert abs(core_parameters(old) - 9649) < 0.02 * 9649
+    # the first chorales records: no valid_loss, the head inside num_params
+    run = load_sweep("chorales_models.json")["runs"][0]
+    first = {
+        "config": run["config"],
+        "history": {k: v for k, v in run["history"].items() if k != "valid_loss"},
+        "metrics": {
+            **{k: v for k, v in run["metrics"].items() if k != "num_params_total"},
+            "num_params": run["metrics"]["num_params_total"],
+        },
+    }
+    assert eval_curve(first) == eval_curve(run)
+    assert core_parameters(first) == core_parameters(run)
+    assert core_parameters(run) == run["metrics"]["num_params"]
+    assert abs(core_parameters(first) - 40_000) < 0.02 * 40_000
 
     g = torch.Generator().manual_seed(0)
     xs = torch.randn(40, 6, 2, generator=g)

@@ -21,11 +21,11 @@ def test_every_record_loads_and_is_a_json_object():
 
 def test_names_filters_with_a_pattern():
     assert rhn.results.names("chorales_*.json") == [
+        "chorales_bias.json",
         "chorales_depth.json",
         "chorales_dropout.json",
         "chorales_lstm_forget1.json",
         "chorales_models.json",
-        "chorales_rhn_defaults.json",
         "chorales_rhn_matched.json",
     ]
     assert rhn.results.names("no-such-*.json") == []
@@ -172,9 +172,9 @@ def test_settings_table_rows_per_chapter_and_stars_off_default_settings():
     assert race.header[0] == "result" and len(race.rows) == 1
     (row,) = race.rows
     assert list(row[3:5]) == ["3*", "-4*"]  # the race's RHN: D = 3, b_T = -4
-    defaults_row = next(
-        r for r in rhn.results.settings_table(12).rows if r[0] == "package defaults"
-    )
-    assert list(defaults_row[3:5]) == ["2", "-3"]  # the defaults: no asterisk
+    rows = {r[0]: r for r in rhn.results.settings_table(12).rows}
+    # the package's RHN: no asterisk; the bias sweep's -2, -1, 0: one
+    assert list(rows["five models, chorales"][3:5]) == ["2", "-3"]
+    assert list(rows["RHN biases, chorales"][3:5]) == ["2", "-2, -1, 0*"]
     with pytest.raises(ValueError, match=r"chapter must be one of \[6, 9, 10, 11"):
         rhn.results.settings_table(3)

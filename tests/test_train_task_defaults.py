@@ -53,18 +53,35 @@ def test_the_api_and_the_command_line_give_one_config(
 
 
 def test_a_task_default_fills_only_what_is_left_out():
-    config = TrainConfig(task="chorales", depth=2)
+    config = TrainConfig(task="chorales", lr=1e-2)
     defaults = TASKS["chorales"].defaults
-    assert (config.depth, config.transform_bias) == (2, defaults["transform_bias"])
+    assert (config.lr, config.batch_size) == (1e-2, defaults["batch_size"])
     assert config.num_params == defaults["num_params"] and config.hidden_size is None
     # a value equal to the package default is given all the same
-    assert TrainConfig(task="chorales", transform_bias=-3.0).transform_bias == -3.0
+    assert defaults["batch_size"] != 64
+    assert TrainConfig(task="chorales", batch_size=64).batch_size == 64
     # a size given replaces the task's budget, and a budget its size
     assert TrainConfig(task="chorales", hidden_size=8).num_params is None
     assert TrainConfig(task="copy", num_params=2000).hidden_size is None
     # replace gives the fields never given the new task's defaults
     moved = dataclasses.replace(TrainConfig(), task="chorales")
-    assert moved == TrainConfig(task="chorales") and moved.depth == defaults["depth"]
+    assert moved == TrainConfig(task="chorales")
+    assert moved.batch_size == defaults["batch_size"]
+
+
+def test_every_task_trains_the_package_rhn_unless_told_otherwise():
+    # one RHN across the book: only the copy task brings a depth and bias of
+    # its own (the README says why); the chorales train the package's RHN
+    package = {"depth": 2, "transform_bias": -3.0}
+    own = {
+        name
+        for name, task in TASKS.items()
+        if any(task.defaults.get(k, v) != v for k, v in package.items())
+    }
+    assert own == {"copy"}
+    for name in set(TASKS) - own:
+        config = TrainConfig(task=name, progress=False)
+        assert (config.depth, config.transform_bias) == (2, -3.0), name
 
 
 def test_a_task_whose_defaults_name_no_field_is_refused():
@@ -97,18 +114,18 @@ def test_every_record_rebuilds_its_stored_config():
 
 
 def test_a_resume_refused_over_a_task_default_says_why(tmp_path):
-    """A run made before TrainConfig applied the task's defaults (depth 2 on
-    the chorales), resumed from the API without them, is refused with a hint;
+    """A run made before TrainConfig applied the task's defaults (no patience
+    on the chorales), resumed from the API without them, is refused with a hint;
     the command line resumes it with its recorded options."""
     small = {**TINY, "steps": 2, "eval_every": 1, "batch_size": 2}
     small.pop("seq_len")
     old = TrainConfig(task="chorales", **small, out=str(tmp_path / "r"))
-    old = dataclasses.replace(old, depth=2, transform_bias=-3.0, patience=0)
+    old = dataclasses.replace(old, patience=0)
     rhn.train.train(old)
     again = TrainConfig(task="chorales", **{**small, "steps": 3}, out=old.out)
-    with pytest.raises(ValueError, match=r"depth: 2 -> 4.*task's defaults \(depth"):
+    with pytest.raises(ValueError, match=r"patience: 0 -> 6.*task's defaults \("):
         rhn.train.train(again, resume=old.out)
     assert train_main(["--resume", old.out, "--steps", "3"]) == 0
     state = rhn.train.load_checkpoint(old.out)
     assert state["step"] == 3
-    assert (state["config"]["depth"], state["config"]["patience"]) == (2, 0)
+    assert state["config"]["patience"] == 0

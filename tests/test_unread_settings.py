@@ -32,7 +32,7 @@ def test_defaults_and_recorded_configs_do_not_warn():
         TrainConfig(model="gru", progress=False)
         TrainConfig(model="dtrnn", depth=3, progress=False)  # a dtrnn reads it
         TrainConfig(model="gru", depth=2, progress=False)  # the default
-        # the chorales task's own depth (4) comes back from a record
+        # a record's config comes back without a warning
         chorales = TrainConfig.for_task("chorales", model="gru", progress=False)
         fields = {f.name for f in dataclasses.fields(TrainConfig)}
         saved = filled_config(chorales.to_dict())

@@ -114,7 +114,7 @@ def adding_100() -> tuple[dict, dict]:
 
 
 def chorales_250() -> tuple[dict, dict]:
-    """Chapter 12: the first 250 steps of the depth-4 RHN on the chorales, seed 0."""
+    """Chapter 12: the first 250 steps of the package's RHN on the chorales, seed 0."""
     from ..experiments import load_sweep, select
     from ..train import TrainConfig, train
 

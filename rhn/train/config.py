@@ -95,8 +95,8 @@ def unread_off(config: dict[str, Any]) -> dict[str, Any]:
 class TrainConfig:
     """Everything that defines a training run. The defaults solve the adding problem.
 
-    A task's own defaults (its ``Task.defaults``, e.g. depth 4 and
-    ``transform_bias=-2`` for ``"chorales"``) fill every field you leave out,
+    A task's own defaults (its ``Task.defaults``, e.g. 40,000 parameters and
+    ``lr=3e-3`` for ``"chorales"``) fill every field you leave out,
     so ``TrainConfig(task="chorales", model="gru")`` is the configuration of
     ``python -m rhn train --task chorales --model gru``; a field you give
     keeps your value, and fields neither gives keep the defaults below.
