@@ -105,7 +105,8 @@ def train_parser() -> argparse.ArgumentParser:
     )
     option(
         "--seq-len",
-        "sequence length T of the task (chorales: ignored, whole chorales)",
+        "sequence length T of the task (not for the chorales, which train on "
+        "whole chorales)",
         type=int,
         metavar="T",
     )

@@ -109,9 +109,14 @@ def _check_grid(grid: object) -> dict[str, list[Any]]:
     for name, values in grid.items():
         if name not in fields or name in NOT_IN_GRID:
             allowed = sorted(fields - NOT_IN_GRID)
+            seeds = (
+                "; seeds go in seeds= (--seeds on the command line)"
+                if name == "seed"
+                else ""
+            )
             raise ValueError(
                 f"grid: {name!r} is not a TrainConfig field a sweep can vary; "
-                f"choose from {allowed}"
+                f"choose from {allowed}{seeds}"
             )
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise TypeError(

@@ -821,6 +821,20 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
     return task
 
 
+def _dropped_by(loader: Any) -> int:
+    """How many sequences a loader's ``drop_last=True`` leaves out: 0 for
+    none, -1 for some where the number is unknown (no length)."""
+    from torch.utils.data import BatchSampler
+
+    batches = getattr(loader, "batch_sampler", None)
+    if not isinstance(batches, BatchSampler) or not batches.drop_last:
+        return 0
+    try:
+        return len(batches.sampler) % batches.batch_size
+    except TypeError:
+        return -1
+
+
 def loader_task(
     train: Iterable[Any],
     valid: Iterable[Any] | None = None,
@@ -851,7 +865,8 @@ def loader_task(
     ``WeightedRandomSampler``, also inside a ``BatchSampler``), is refused at
     once: each process would read other data or another order, so two runs
     of one seed would differ and none could resume; build the loader with
-    ``shuffle=False``, or seed the sampler's generator.
+    ``shuffle=False``, or seed the sampler's generator. A loader with
+    ``drop_last=True`` that would leave sequences out is refused too.
 
     Args:
         train: the training batches.
@@ -951,6 +966,14 @@ def _read_loader(
                 "build the loader with shuffle=False, or give the sampler a "
                 "seeded generator=torch.Generator().manual_seed(...)"
             )
+    dropped = _dropped_by(loader)
+    if dropped:
+        count = "its last partial batch" if dropped < 0 else f"its last {dropped}"
+        raise ValueError(
+            f"{what}: the loader drops {count} (drop_last=True), but a task "
+            "reads its loader whole, every sequence once; build the loader "
+            "with drop_last=False"
+        )
     parts: list[tuple[torch.Tensor, ...]] = []
     layout = "(B, T, I)" if batch_first else "(T, B, I)"
     for i, batch in enumerate(loader):
