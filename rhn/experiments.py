@@ -43,7 +43,7 @@ import torch
 
 from . import _checks, _cli, _io, results
 from .baselines import MODELS
-from .tasks import Task, get_task
+from .tasks import TASKS, Task, get_task
 from .train import TrainConfig, records, resolve_device, train
 from .train.config import _DEFAULT_OF, generate, reads_field
 from .train.model import check_memory, hidden_size
@@ -761,6 +761,20 @@ def _same_kinds(record: Mapping[str, Any], wanted: Mapping[str, Any]) -> None:
         )
 
 
+def _as_configs_take(field: str, value: Any) -> Any:
+    """A ``select`` value as a config stores it: a model, schedule or device
+    in any case ("RHN", "CPU"), a built-in task's name in any case, a task
+    object by its name."""
+    if isinstance(value, Task):
+        return value.name
+    if isinstance(value, str):
+        if field in ("model", "lr_schedule", "device"):
+            return value.strip().lower()
+        if field == "task" and value.strip().lower() in TASKS:
+            return value.strip().lower()
+    return value
+
+
 def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
     """The runs of ``record`` whose config has every ``field=value`` given.
 
@@ -777,14 +791,7 @@ def select(record: Mapping[str, Any], **setting: Any) -> list[dict[str, Any]]:
         raise ValueError(f"select: unknown config field(s) {unknown}")
     # as a config takes them: a model or schedule in any case ("RHN"), a task
     # object by its name
-    wanted = {
-        k: v.name
-        if isinstance(v, Task)
-        else v.strip().lower()
-        if k in ("model", "lr_schedule") and isinstance(v, str)
-        else v
-        for k, v in setting.items()
-    }
+    wanted = {k: _as_configs_take(k, v) for k, v in setting.items()}
 
     _same_kinds(record, wanted)
 

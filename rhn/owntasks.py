@@ -526,6 +526,7 @@ def tensor_task(
                 "give targets.float() for regression"
             )
         held = labels[1:]  # the labels of the held-out splits
+        _warn_unseen_classes(dict(zip(splits, labels, strict=True)))
         count = sum(int(ys.numel()) for ys in held)
         if num_classes is None and C > max(_MAX_PLAIN_CLASSES, 10 * count):
             distinct = int(torch.cat([ys.reshape(-1) for ys in held]).unique().numel())
@@ -819,6 +820,29 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
             f"got {_what(task)}"
         )
     return task
+
+
+def _warn_unseen_classes(labels: dict[str, torch.Tensor]) -> None:
+    """Warn of held-out classes that the training split never shows: data
+    sorted by label and split in order (the last sequences held out) trains
+    on some classes and scores on others, with nothing else to say so."""
+    seen = set(labels["train"].unique().tolist())
+    for split, ys in labels.items():
+        unseen = sorted(set(ys.unique().tolist()) - seen)
+        if split == "train" or not unseen:
+            continue
+        import warnings
+
+        from .train.config import _outside_the_package
+
+        shown = ", ".join(map(str, unseen[:5])) + (", ..." if len(unseen) > 5 else "")
+        warnings.warn(
+            f"targets: the {split} split holds class(es) {shown} that no "
+            "training target has, so the model cannot learn them: data sorted "
+            "by label? shuffle the sequences before splitting, or give "
+            "valid= and test= splits of your own",
+            stacklevel=_outside_the_package(),
+        )
 
 
 def _dropped_by(loader: Any) -> int:

@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, SequentialSampler, TensorDataset
 
 from rhn.experiments import sweep
-from rhn.owntasks import loader_task
+from rhn.owntasks import loader_task, tensor_task
 from rhn.train import TrainConfig
 
 
@@ -55,3 +55,78 @@ def test_the_help_of_seq_len_does_not_call_it_ignored(capsys):
     text = " ".join(capsys.readouterr().out.split())
     seq_len = text[text.index("--seq-len T sequence") :][:120]
     assert "ignored" not in seq_len and "not for the chorales" in seq_len
+
+
+# Hostile round 32
+
+
+def test_divergence_is_judged_on_the_split_the_baseline_is_scored_on():
+    """tensor_task's baseline is the test split's: a validation split of other
+    spread (data ordered in time) made a run that beat the memoryless guess
+    'diverged', quoting the test loss against the test baseline."""
+    from rhn.train import train
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 60, 1, generator=g)
+    y = torch.randn(60, generator=g)
+    y[36:48] *= 10  # the validation split: wide targets
+    y[48:] *= 0.05  # the test split: narrow ones
+    task = tensor_task(x, y, test_fraction=0.2, name="shift")
+    config = TrainConfig(
+        task=task,
+        hidden_size=4,
+        steps=2,
+        eval_every=2,
+        lr=1e-4,
+        progress=False,
+        device="cpu",
+    )
+    metrics = train(config).metrics
+    memoryless_valid = float(((y[36:48] - y[:36].mean()) ** 2).mean())
+    assert metrics["valid_loss"] > 10 * task.baseline(5)  # what was compared
+    assert metrics["valid_loss"] < memoryless_valid  # no worse than a guess
+    assert metrics["test_loss"] < 10 * task.baseline(5)
+    assert metrics["diverged"] is False
+    # a test loss beyond ten baselines still counts
+    from rhn.train.run import DIVERGED_FACTOR
+
+    assert DIVERGED_FACTOR == 10
+
+
+def test_a_test_loss_far_above_the_baseline_is_diverged():
+    import dataclasses
+
+    from rhn.train import train
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 60, 1, generator=g)
+    task = tensor_task(x, torch.randn(60, generator=g), test_fraction=0.2, name="t")
+    tiny = dataclasses.replace(task, baseline=lambda seq_len: 1e-6)
+    config = TrainConfig(
+        task=tiny, hidden_size=4, steps=2, eval_every=2, progress=False, device="cpu"
+    )
+    metrics = train(config).metrics
+    assert metrics["test_loss"] > 10 * 1e-6 and metrics["diverged"] is True
+
+
+def test_select_takes_names_in_any_case_as_a_config_does():
+    from rhn.experiments import load_sweep, select
+
+    record = load_sweep("adding_models.json")
+    every = select(record)
+    assert len(every) == 25
+    assert select(record, task="Adding", device="CPU") == every
+    assert select(record, task="ADDING", model="GRU") == select(record, model="gru")
+
+
+def test_held_out_classes_the_training_split_never_has_are_warned_of():
+    x = torch.randn(60, 4, 1)
+    labels = torch.arange(5).repeat_interleave(12)  # sorted: the last fifth is 4
+    with pytest.warns(UserWarning, match=r"valid split holds class\(es\) 4 that no"):
+        tensor_task(x, labels, batch_first=True, name="sorted")
+    mixed = labels[torch.randperm(60, generator=torch.Generator().manual_seed(0))]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tensor_task(x, mixed, batch_first=True, name="mixed")

@@ -1469,6 +1469,12 @@ class _Run:
             and (loss > DIVERGED_FACTOR * baseline)
         )
 
+    def _baseline_on_test(self) -> bool:
+        """Whether the task has a test split, on which its baseline is scored
+        (the chorales', tensor_task's and loader_task's baselines are)."""
+        held = self.task.held_out
+        return held is not None and held[1] is not None
+
     def metrics(self, *, diverged: bool = False, error: str | None = None) -> dict:
         """The summary of the run as it stands (written to ``metrics.json``)."""
         history = self.history
@@ -1476,7 +1482,14 @@ class _Run:
         baseline = self.baseline
         if self.best is not None and error is None:  # early stopping: the model
             test_loss = self.best["loss"]  # returned is the best evaluation's
-        diverged = diverged or self._too_far(test_loss)
+        if self._baseline_on_test():
+            # the baseline is the test split's: the test loss is judged against
+            # it once scored (at the end of train); a validation loss only when
+            # it is not finite
+            if test_loss is not None and not math.isfinite(test_loss):
+                diverged = True
+        else:
+            diverged = diverged or self._too_far(test_loss)
         metrics: dict[str, Any] = {
             "task": self.task.name,
             "model": self.config.model,
@@ -1549,6 +1562,10 @@ class _Run:
         if self.best is not None:  # early stopping: back to the best weights
             self.model.load_state_dict(self.best["model"])
         metrics = {**self.metrics(), **self.held_out_metrics()}
+        if self._baseline_on_test():  # the test loss against the test baseline
+            metrics["diverged"] = metrics["diverged"] or self._too_far(
+                metrics["test_loss"]
+            )
         if self.config.out is not None:
             self._write_metrics(metrics)
         # trained on time-first batches; returned in the layout the task's data
