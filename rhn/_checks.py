@@ -167,7 +167,8 @@ def same_dtype(name: str, value: torch.Tensor, like: torch.Tensor) -> None:
     """Raise a ``TypeError`` if ``value`` and ``like`` differ in dtype or device."""
     if value.dtype != like.dtype:
         raise TypeError(
-            f"{name} must have dtype {like.dtype} to match, got {value.dtype}"
+            f"{name} must have dtype {like.dtype} to match, got {value.dtype}; "
+            f"convert it with {name}.to({like.dtype})"
         )
     if value.device != like.device:
         raise ValueError(

@@ -130,3 +130,11 @@ def test_held_out_classes_the_training_split_never_has_are_warned_of():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tensor_task(x, mixed, batch_first=True, name="mixed")
+
+
+def test_float64_data_to_a_float32_model_says_how_to_convert():
+    import rhn
+
+    model = rhn.RHN(2, 4)
+    with pytest.raises(TypeError, match=r"torch.float32.*x.to\(torch.float32\)"):
+        model(torch.zeros(3, 2, 2, dtype=torch.float64))
