@@ -711,6 +711,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
                     f"--grid expects FIELD=V1,V2,... with FIELD a config field a "
                     f"sweep can vary ({', '.join(sorted(fields - NOT_IN_GRID))}), "
                     f"got {item!r}"
+                    + ("; seeds go in --seeds" if field == "seed" else "")
                 )
             if field in grid:
                 raise ValueError(f"--grid {field} is given twice")

@@ -138,3 +138,69 @@ def test_float64_data_to_a_float32_model_says_how_to_convert():
     model = rhn.RHN(2, 4)
     with pytest.raises(TypeError, match=r"torch.float32.*x.to\(torch.float32\)"):
         model(torch.zeros(3, 2, 2, dtype=torch.float64))
+
+
+# Hostile round 33
+
+
+def test_data_chorales_never_replaces_a_file_that_is_not_its_own(tmp_path, capsys):
+    import shutil
+
+    from rhn.chorales.data import _check_out, _data_path, data_main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    metrics = run / "metrics.json"
+    metrics.write_text('{"test_loss": 0.1}')
+    for extra in ([], ["--overwrite"]):
+        argv = ["chorales", "--limit", "1", "--no-progress", "--out", str(metrics)]
+        assert data_main(argv + extra) == 2
+        assert metrics.read_text() == '{"test_loss": 0.1}'
+    err = capsys.readouterr().err
+    assert "exists; pass --overwrite" in err and "is not a chorales file" in err
+    # a chorales file it wrote is replaced with --overwrite only
+    copy = tmp_path / "rolls.npz"
+    shutil.copyfile(_data_path(), copy)
+    _check_out(str(copy), True)
+    with pytest.raises(ValueError, match="exists; pass --overwrite"):
+        _check_out(str(copy), False)
+    _check_out(str(tmp_path / "new.npz"), False)  # a new file: nothing to check
+
+
+def test_an_evaluation_off_the_schedule_does_not_replace_the_best_weights(tmp_path):
+    """With patience, a callback stop between evaluations: metrics, the model
+    returned and load_model all describe the best scheduled evaluation (the
+    checkpoint, written before the extra evaluation, keeps that one)."""
+    from rhn.train import load_model, train
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(80, 6, 2, generator=g)
+    y = x[:, :2, 0].sum(1).clone()
+    task = tensor_task(x, y, batch_first=True, name="p")
+    config = TrainConfig(
+        task=task,
+        hidden_size=8,
+        steps=100,
+        eval_every=10,
+        patience=5,
+        lr=3e-2,
+        out=str(tmp_path / "p"),
+        progress=False,
+        device="cpu",
+    )
+    result = train(config, callback=lambda event: event["step"] == 17)
+    assert result.history["eval_step"][-2:] == [10, 17]  # the extra one, scored
+    assert result.metrics["best_step"] == 10
+    loaded = load_model(str(tmp_path / "p"))
+    mine, theirs = result.model.state_dict(), loaded.state_dict()
+    assert mine.keys() == theirs.keys()
+    for key in mine:
+        torch.testing.assert_close(mine[key], theirs[key])
+
+
+def test_the_command_line_grid_of_seeds_says_where_seeds_go(tmp_path, capsys):
+    from rhn.__main__ import main
+
+    argv = ["sweep", "--grid", "seed=1,2", "--seeds", "0", "--steps", "1"]
+    assert main(argv + ["--out", str(tmp_path / "s.json")]) == 2
+    assert "seeds go in --seeds" in capsys.readouterr().err

@@ -13,6 +13,7 @@ time-first like the models of :mod:`rhn`. All are importable from
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -357,6 +358,35 @@ def save(data: dict[str, np.ndarray], path: str | Path | None = None) -> Path:
     return file
 
 
+_KEYS = {"rolls", "lengths", "names", "riemenschneider", "split", "num_pitches"}
+
+
+def _check_out(path: str, overwrite: bool) -> None:
+    """Refuse an ``--out`` that would replace a file: any file without
+    ``overwrite``, and with it anything but a chorales file (a run's
+    metrics.json or a sweep record must never become an .npz)."""
+    real = Path(os.path.realpath(path))
+    if not real.exists():
+        return
+    if not real.is_file():
+        raise ValueError(f"--out: {path!r} exists and is not a regular file")
+    if not overwrite:
+        raise ValueError(
+            f"--out: {path!r} exists; pass --overwrite to replace it (a chorales "
+            "file only), or give another path"
+        )
+    try:
+        with np.load(real, allow_pickle=False) as found:
+            ours = _KEYS <= set(found.files)
+    except Exception:  # not an .npz at all: a JSON record, a checkpoint, ...
+        ours = False
+    if not ours:
+        raise ValueError(
+            f"--out: {path!r} is not a chorales file this command wrote; "
+            "--overwrite replaces only one: give another path, or delete it"
+        )
+
+
 def data_main(argv: Sequence[str] | None = None) -> int:
     """``python -m rhn data chorales``: rebuild the chorale file from music21."""
     import time
@@ -384,6 +414,12 @@ def data_main(argv: Sequence[str] | None = None) -> int:
         "--out, so that a partial file never replaces the shipped one",
     )
     p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out file, if it is a chorales file this "
+        "command wrote (never another file)",
+    )
+    p.add_argument(
         "--no-progress",
         dest="progress",
         action="store_false",
@@ -400,6 +436,8 @@ def data_main(argv: Sequence[str] | None = None) -> int:
                     "--limit needs --out FILE: a partial file would replace the "
                     "package's full rhn/_data/chorales.npz"
                 )
+        if args.out is not None:
+            _check_out(args.out, args.overwrite)
         out = _cli.writable_file(
             "--out", _data_path() if args.out is None else args.out
         )

@@ -169,7 +169,10 @@ class TrainConfig:
             (:func:`rhn.experiments.sweep`); a recorded config rebuilds the
             same way (``rhn.train.records.filled_config``).
         patience: stop early after this many evaluations without a better
-            held-out loss, keeping the best weights; 0: off.
+            held-out loss, keeping the best weights of the evaluations every
+            ``eval_every`` steps (one off that schedule, at a stop between two
+            or at a last step between two, is scored and reported but does
+            not replace them); 0: off.
         log_csv: a CSV file that gets one row per step (step, losses,
             learning rate, time and the run's id; :class:`rhn.train.CSVLogger`);
             a resumed run appends to it (a branch, resumed into another
