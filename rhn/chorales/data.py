@@ -366,10 +366,8 @@ def _check_out(path: str, overwrite: bool) -> None:
     ``overwrite``, and with it anything but a chorales file (a run's
     metrics.json or a sweep record must never become an .npz)."""
     real = Path(os.path.realpath(path))
-    if not real.exists():
+    if not real.is_file():  # new, or a folder: _cli.writable_file says which
         return
-    if not real.is_file():
-        raise ValueError(f"--out: {path!r} exists and is not a regular file")
     if not overwrite:
         raise ValueError(
             f"--out: {path!r} exists; pass --overwrite to replace it (a chorales "
