@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import importlib
 import json
+import math
 import os
 import shlex
 import signal
@@ -556,10 +557,19 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     if m["diverged"]:
         # without a test split, the validation loss is the held-out loss
         held = m["test_loss"] if m["test_loss"] is not None else m.get("valid_loss")
+        finite = isinstance(held, (int, float)) and math.isfinite(held)
+        if finite and held > DIVERGED_FACTOR * m["baseline"]:
+            what = (
+                f"its final held-out loss {held:.4g} is more than "
+                f"{DIVERGED_FACTOR:g} times the baseline {m['baseline']:.4g}"
+            )
+        elif finite:  # the test loss is finite: the validation loss was not
+            what = "its validation loss was not finite"
+        else:
+            what = "its final held-out loss is not finite"
         return _cli.fail(
             prog,
-            f"the run diverged: its final held-out loss {held:.4g} is more "
-            f"than {DIVERGED_FACTOR:g} times the baseline {m['baseline']:.4g}; "
+            f"the run diverged: {what}; "
             + ("lower --lr or --clip" if config.clip else "lower --lr or set --clip 1"),
             status=1,
         )

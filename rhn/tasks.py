@@ -420,7 +420,9 @@ class Task:
             ``(B,)``), ``"all"`` if every step is (targets ``(T', B)``).
         baseline: ``baseline(seq_len) -> float``, the loss of the best
             input-ignoring (memoryless) predictor; solving the task means going
-            far below it.
+            far below it. On a task with a test split, scored on the test
+            split (training judges divergence by the test loss against it);
+            with a validation split only, on that split.
         defaults: training settings (field names of
             :class:`rhn.train.TrainConfig`) with which an RHN solves the task.
         held_out: ``None`` for a task generated afresh at every step; for a

@@ -170,9 +170,9 @@ class TrainConfig:
             same way (``rhn.train.records.filled_config``).
         patience: stop early after this many evaluations without a better
             held-out loss, keeping the best weights of the evaluations every
-            ``eval_every`` steps (one off that schedule, at a stop between two
-            or at a last step between two, is scored and reported but does
-            not replace them); 0: off.
+            ``eval_every`` steps and at the last step (the extra evaluation of
+            a run stopped between two by a callback or a signal is scored and
+            reported but does not replace them); 0: off.
         log_csv: a CSV file that gets one row per step (step, losses,
             learning rate, time and the run's id; :class:`rhn.train.CSVLogger`);
             a resumed run appends to it (a branch, resumed into another

@@ -181,7 +181,9 @@ def train(
 
     ``metrics["diverged"]`` is ``True`` when the final held-out loss is not
     finite or more than ``rhn.train.DIVERGED_FACTOR`` times the task's baseline
-    (the loss of the best constant prediction): a run can blow up while its
+    (the loss of the best constant prediction; on a task with a test split the
+    test loss, against a baseline scored on that split, and a validation loss
+    only when it is not finite): a run can blow up while its
     loss stays finite. With a baseline of 0 (constant targets) only a
     non-finite loss counts, and the run says so; a baseline that is NaN,
     negative or infinite is refused.
