@@ -88,19 +88,26 @@ def test_divergence_is_judged_on_the_split_the_baseline_is_scored_on():
     assert metrics["diverged"] is False
 
 
-def test_a_test_loss_far_above_the_baseline_is_diverged():
+def _under_a_tiny_baseline(**split):
+    """Two steps on an own regression task whose baseline is made 1e-6, so
+    that every finite held-out loss is far above it: the task and the run's
+    metrics."""
     import dataclasses
 
     from rhn.train import train
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(5, 60, 1, generator=g)
-    task = tensor_task(x, torch.randn(60, generator=g), test_fraction=0.2, name="t")
+    task = tensor_task(x, torch.randn(60, generator=g), name="t", **split)
     tiny = dataclasses.replace(task, baseline=lambda seq_len: 1e-6)
     config = TrainConfig(
         task=tiny, hidden_size=4, steps=2, eval_every=2, progress=False, device="cpu"
     )
-    metrics = train(config).metrics
+    return tiny, train(config).metrics
+
+
+def test_a_test_loss_far_above_the_baseline_is_diverged():
+    _, metrics = _under_a_tiny_baseline(test_fraction=0.2)
     assert metrics["test_loss"] > 10 * 1e-6 and metrics["diverged"] is True
 
 
@@ -165,35 +172,48 @@ def test_data_chorales_never_replaces_a_file_that_is_not_its_own(tmp_path, capsy
     _check_out(str(tmp_path / "new.npz"), False)  # a new file: nothing to check
 
 
-def test_an_evaluation_off_the_schedule_does_not_replace_the_best_weights(tmp_path):
-    """With patience, a callback stop between evaluations: metrics, the model
-    returned and load_model all describe the best scheduled evaluation (the
-    checkpoint, written before the extra evaluation, keeps that one)."""
+def _patience_run(out, steps, callback=None):
+    """An own regression task trained with patience 5 and an evaluation every
+    10 steps into ``out``: the result, and the model load_model gives back."""
     from rhn.train import load_model, train
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(80, 6, 2, generator=g)
-    y = x[:, :2, 0].sum(1).clone()
-    task = tensor_task(x, y, batch_first=True, name="p")
+    task = tensor_task(x, x[:, :2, 0].sum(1).clone(), batch_first=True, name="p")
     config = TrainConfig(
         task=task,
         hidden_size=8,
-        steps=100,
+        steps=steps,
         eval_every=10,
         patience=5,
         lr=3e-2,
-        out=str(tmp_path / "p"),
+        out=str(out),
         progress=False,
         device="cpu",
     )
-    result = train(config, callback=lambda event: event["step"] == 17)
-    assert result.history["eval_step"][-2:] == [10, 17]  # the extra one, scored
-    assert result.metrics["best_step"] == 10
-    loaded = load_model(str(tmp_path / "p"))
-    mine, theirs = result.model.state_dict(), loaded.state_dict()
+    result = train(config, callback=callback)
+    return result, load_model(str(out))
+
+
+def _assert_same_weights(model, other):
+    mine, theirs = model.state_dict(), other.state_dict()
     assert mine.keys() == theirs.keys()
     for key in mine:
         torch.testing.assert_close(mine[key], theirs[key])
+
+
+def test_an_evaluation_off_the_schedule_does_not_replace_the_best_weights(tmp_path):
+    """With patience, a callback stop between evaluations: metrics, the model
+    returned and load_model all describe the best scheduled evaluation (the
+    checkpoint, written before the extra evaluation, keeps that one)."""
+
+    def stop(event):
+        return event["step"] == 17
+
+    result, loaded = _patience_run(tmp_path / "p", 100, stop)
+    assert result.history["eval_step"][-2:] == [10, 17]  # the extra one, scored
+    assert result.metrics["best_step"] == 10
+    _assert_same_weights(result.model, loaded)
 
 
 def test_the_command_line_grid_of_seeds_says_where_seeds_go(tmp_path, capsys):
@@ -216,45 +236,16 @@ def test_a_rare_held_out_class_is_no_warning():
 
 
 def test_a_task_without_a_test_split_is_judged_on_its_validation_loss():
-    import dataclasses
-
-    from rhn.train import train
-
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(5, 60, 1, generator=g)
-    task = tensor_task(x, torch.randn(60, generator=g), name="v")
+    task, metrics = _under_a_tiny_baseline()
     assert task.held_out == ("valid", None)
-    tiny = dataclasses.replace(task, baseline=lambda seq_len: 1e-6)
-    config = TrainConfig(
-        task=tiny, hidden_size=4, steps=2, eval_every=2, progress=False, device="cpu"
-    )
-    metrics = train(config).metrics
     assert metrics["test_loss"] is None and metrics["diverged"] is True
 
 
 def test_the_last_step_between_two_evaluations_may_be_the_best(tmp_path):
     """Only the extra evaluation after a callback or signal stop is kept out
     of the best: a last step off the eval_every schedule competes."""
-    from rhn.train import load_model, train
-
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(80, 6, 2, generator=g)
-    task = tensor_task(x, x[:, :2, 0].sum(1).clone(), batch_first=True, name="l")
-    config = TrainConfig(
-        task=task,
-        hidden_size=8,
-        steps=15,
-        eval_every=10,
-        patience=5,
-        lr=3e-2,
-        out=str(tmp_path / "l"),
-        progress=False,
-        device="cpu",
-    )
-    result = train(config)
+    result, loaded = _patience_run(tmp_path / "l", 15)
     assert result.history["eval_step"] == [10, 15]
     losses = result.history["valid_loss"]
     assert result.metrics["best_step"] == (15 if losses[1] < losses[0] else 10)
-    loaded = load_model(str(tmp_path / "l")).state_dict()
-    for key, value in result.model.state_dict().items():
-        torch.testing.assert_close(value, loaded[key])
+    _assert_same_weights(result.model, loaded)
