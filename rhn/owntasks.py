@@ -675,16 +675,11 @@ def _other_split(
         # length on the sequence axis, the other layout's doing
         # a warning, not an error: held-out sequences may be longer, and
         # there may be as many of them as the training ones have steps
-        import warnings
-
-        from .train.config import _outside_the_package
-
         order = "(N, T, I)" if layout.get("batch_first") else "(T, N, I)"
-        warnings.warn(
+        _warn(
             f"{name} inputs read as {count} sequences of {steps} steps, but the "
             f"training sequences have {train_steps}: the other layout? give "
-            f"{name} in the training data's layout, {order}",
-            stacklevel=_outside_the_package(),
+            f"{name} in the training data's layout, {order}"
         )
     return x, (y.squeeze(-1) if K == 1 else y), m
 
@@ -822,6 +817,16 @@ def task_from_spec(spec: str, *, name: str = "--task") -> Task:
     return task
 
 
+def _warn(message: str) -> None:
+    """A ``UserWarning`` pointed at the user's line, the first caller outside
+    the package (a held-out split that looks wrong, not an error)."""
+    import warnings
+
+    from .train.config import _outside_the_package
+
+    warnings.warn(message, stacklevel=_outside_the_package())
+
+
 def _warn_unseen_classes(labels: dict[str, torch.Tensor]) -> None:
     """Warn where a tenth or more of a held-out split's targets are of classes
     the training split never shows: data sorted by label and split in order
@@ -837,18 +842,13 @@ def _warn_unseen_classes(labels: dict[str, torch.Tensor]) -> None:
         if float(missing.float().mean()) < 0.1:
             continue
         unseen = sorted(ys.reshape(-1)[missing].unique().tolist())
-        import warnings
-
-        from .train.config import _outside_the_package
-
         shown = ", ".join(map(str, unseen[:5])) + (", ..." if len(unseen) > 5 else "")
-        warnings.warn(
+        _warn(
             f"targets: {float(missing.float().mean()):.0%} of the {split} split's "
             f"targets are of class(es) {shown}, which no training target has, so "
-            "the model cannot learn them: data sorted "
-            "by label? shuffle the sequences before splitting, or give "
-            "valid= and test= splits of your own",
-            stacklevel=_outside_the_package(),
+            "the model cannot learn them: data sorted by label? shuffle the "
+            "sequences before splitting, or give valid= and test= splits of "
+            "your own"
         )
 
 
