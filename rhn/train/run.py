@@ -1056,16 +1056,15 @@ class _Run:
         self.history["train_loss"].append(loss_value)
         return loss_value
 
-    def evaluate(self, *, scheduled: bool = True) -> dict[str, float]:
+    def evaluate(self, *, extra: bool = False) -> dict[str, float]:
         """Score the held-out set and append the scores to the history.
 
         On a task with ``held_out`` splits the set is the validation split,
-        and its loss is also returned and recorded as ``valid_loss``. An
-        evaluation off the schedule (``scheduled=False``: a run stopped
-        between two) becomes the best of early stopping only where no
-        scheduled one is: the checkpoint, written before it, keeps the best
-        of the schedule, and ``load_model`` must give the weights the
-        metrics describe.
+        and its loss is also returned and recorded as ``valid_loss``. The
+        ``extra`` evaluation of a run stopped between two (by a callback or a
+        signal) becomes the best of early stopping only where no evaluation
+        before it is: the checkpoint, written before it, keeps the earlier
+        best, and ``load_model`` must give the weights the metrics describe.
         """
         scores = evaluate(self.model, self.task, self.test_data, self.autocast)
         if self.task.held_out is not None:  # the validation split's, by name
@@ -1076,7 +1075,7 @@ class _Run:
         for key, value in scores.items():
             self.history.setdefault(key, []).append(value)
         if self.config.patience and (
-            self.best is None or (scheduled and scores["test_loss"] < self.best["loss"])
+            self.best is None or (not extra and scores["test_loss"] < self.best["loss"])
         ):
             weights = {
                 k: v.detach().clone() for k, v in self.model.state_dict().items()
@@ -1564,7 +1563,7 @@ class _Run:
             # (and counts its patience) as the run never stopped would
             self.save_checkpoint(stop_if_moved=False)
         if extra:
-            self.evaluate(scheduled=False)  # stopped early between evaluations
+            self.evaluate(extra=True)  # stopped early between evaluations
         self.model.eval()
         if self.best is not None:  # early stopping: back to the best weights
             self.model.load_state_dict(self.best["model"])
