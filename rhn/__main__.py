@@ -455,12 +455,12 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     Exit status: 0 on success; 2 for a usage error (one line on stderr); 1
     when the run diverged (its loss became NaN or infinite, or ended above
     ``DIVERGED_FACTOR`` times the baseline), or when another run took its
-    ``--out`` over while it trained (its state kept beside it); 130, 143 or
+    ``--out`` over, or moved it, while it trained (its state kept and said); 130, 143 or
     129 when SIGINT, SIGTERM or SIGHUP stopped it (after writing a checkpoint
     and printing the resume command).
     """
     from .train import DIVERGED_FACTOR, TrainConfig, TrainingInterrupted, train
-    from .train.run import FolderTakenOver
+    from .train.run import FolderMoved, FolderTakenOver
 
     prog = "python -m rhn train"
     args = vars(train_parser().parse_args(argv))
@@ -483,8 +483,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         made = _cli.missing_dirs(config.out)  # removed again if refused
         _cli.writable_dir("--out", config.out)
         result = train(config, resume=resume, overwrite=overwrite)
-    except FolderTakenOver as err:  # its own state kept beside the other's
-        return _cli.fail(prog, err, status=1)
+    except (FolderTakenOver, FolderMoved) as err:  # its own state kept, and said
+        return _cli.fail(
+            prog, "; ".join([str(err), *getattr(err, "__notes__", [])]), status=1
+        )
     except (TypeError, ValueError, FileNotFoundError) as err:
         _cli.remove_made(made)  # a folder this call made and left empty
         # what the run kept: a checkpoint of the steps done, the old run back

@@ -866,6 +866,16 @@ def _dropped_by(loader: Any) -> int:
         return -1
 
 
+def _full_first_batch(loader: Any, size: int) -> bool:
+    """Whether a ``DataLoader``'s first batch holds ``size`` sequences: its
+    sampler has at least that many (unknown, for a sampler without a length:
+    then no layout is inferred from the batch size)."""
+    try:
+        return len(loader.sampler) >= size
+    except (AttributeError, TypeError):
+        return False
+
+
 def loader_task(
     train: Iterable[Any],
     valid: Iterable[Any] | None = None,
@@ -1026,17 +1036,25 @@ def _read_loader(
         size = getattr(loader, "batch_size", None)  # a DataLoader's
         if (
             i == 0
-            and not batch_first
             and batch[0].dim() == 3
             and isinstance(size, int)
             and size > 1
-            and batch[0].shape[0] == size != batch[0].shape[1]
+            and _full_first_batch(loader, size)
         ):
-            raise ValueError(
-                f"{what}: the loader's batch_size, {size}, is the first axis of "
-                f"its inputs {tuple(batch[0].shape)}: the batches are batch-first "
-                "(B, T, I); pass batch_first=True"
-            )
+            # the axis that holds batch_size sequences is the batch axis
+            given, other = (1, 0) if batch_first else (0, 1)
+            if batch[0].shape[given] == size != batch[0].shape[other]:
+                found, fix = (
+                    ("time-first (T, B, I)", "batch_first=False")
+                    if batch_first
+                    else ("batch-first (B, T, I)", "batch_first=True")
+                )
+                axis = "second" if batch_first else "first"
+                raise ValueError(
+                    f"{what}: the loader's batch_size, {size}, is the {axis} axis "
+                    f"of its inputs {tuple(batch[0].shape)}: the batches are "
+                    f"{found}; pass {fix}"
+                )
         if batch[0].dim() != 3:
             raise ValueError(
                 f"{what}: batch {i} has inputs of shape {tuple(batch[0].shape)}; "

@@ -242,26 +242,49 @@ def _check_the_folders_run(given: Path, state: dict[str, Any]) -> None:
 
 
 def _warn_if_metrics_lag(folder: Path, state: dict[str, Any]) -> None:
-    """Warn when the folder's ``metrics.json`` describes an earlier step than
-    its checkpoint (an extension by ``--resume`` that was interrupted or is
-    still running): its numbers are not the loaded model's."""
+    """Warn when the folder's ``metrics.json`` is missing (a run interrupted in
+    its first segment, or still running), describes an earlier step than its
+    checkpoint (an extension by ``--resume`` that was interrupted or is still
+    running), or marks the run diverged: its numbers are not the loaded
+    model's, or the model is not a trained one."""
     import warnings
 
     from .. import _io
     from .records import METRICS_NAME
 
-    try:
-        record = _io.read_json(folder / METRICS_NAME, name="run_or_checkpoint")
-    except (OSError, ValueError):
-        return
-    steps = record.get("steps") if isinstance(record, dict) else None
     step = state.get("step")
-    if isinstance(steps, int) and isinstance(step, int) and steps != step:
-        warnings.warn(
-            f"run_or_checkpoint: the checkpoint in {str(folder)!r} is at step {step}, "
-            f"but its {METRICS_NAME} describes step {steps} (a resume that was "
-            f"interrupted or is still running): the model loaded is the step-{step} "
-            "one, and the numbers in that file are not its; resume the run to "
-            "finish it and write them",
-            stacklevel=4,  # the caller of load_model
+    best = state.get("best")
+    loaded = (
+        f"its best weights so far (step {best['step']})"
+        if isinstance(best, dict) and "model" in best and "step" in best
+        else f"the step-{step} one"
+    )
+    where = f"run_or_checkpoint: the checkpoint in {str(folder)!r}"
+    said = None
+    if not (folder / METRICS_NAME).exists():
+        said = (
+            f"{where} is at step {step}, and the folder has no {METRICS_NAME} yet "
+            f"(a run interrupted before it finished, or still running): the model "
+            f"loaded is {loaded}; resume the run to finish it"
         )
+    else:
+        try:
+            record = _io.read_json(folder / METRICS_NAME, name="run_or_checkpoint")
+        except (OSError, ValueError):
+            return
+        steps = record.get("steps") if isinstance(record, dict) else None
+        if isinstance(record, dict) and record.get("diverged") is True:
+            said = (
+                f"{where}: its {METRICS_NAME} marks the run diverged (its loss "
+                "became non-finite or ended far above the baseline): the model "
+                f"loaded is {loaded}, not a trained model"
+            )
+        elif isinstance(steps, int) and isinstance(step, int) and steps != step:
+            said = (
+                f"{where} is at step {step}, but its {METRICS_NAME} describes step "
+                f"{steps} (a resume that was interrupted or is still running): the "
+                f"model loaded is {loaded}, and the numbers in that file are not "
+                "its; resume the run to finish it and write them"
+            )
+    if said is not None:
+        warnings.warn(said, stacklevel=4)  # the caller of load_model

@@ -45,6 +45,9 @@ __all__ = [
 ]
 
 
+_FOREIGN = "files not of this run"  # what a moved folder's place now holds
+
+
 class FolderMoved(ValueError):
     """The run's ``out`` folder was moved or removed while it trained: the run
     stopped after writing the folder again whole (checkpoint and run.json)."""
@@ -1192,6 +1195,14 @@ class _Run:
         out = self.out
         other = records.taken_over(out, self.lock)
         moved = other is None and not records.still_claimed(out, self.lock)
+        if moved:  # whatever now lies at out is not this run's to replace
+            found = [
+                name
+                for name in (records.CHECKPOINT_NAME, records.METRICS_NAME)
+                if (out / name).exists()
+            ]
+            if found:
+                other = _FOREIGN
         out.mkdir(parents=True, exist_ok=True)
         state = self._state()
         if other is not None:  # nothing of the other run's is touched
@@ -1217,14 +1228,22 @@ class _Run:
 
     def _taken_over(self, other: str, path: Path) -> FolderTakenOver:
         """The error that stops a run whose folder another run took over
-        (``other`` says who): the folder's files are the other run's now, so
-        its lock and its replaced run (``overwrite``) are left alone."""
+        (``other`` says who), or whose moved folder's place now holds another
+        run's files: they are not this run's, so they, its lock and its
+        replaced run (``overwrite``) are left alone."""
         if self.lock is not None:
             self.lock.aside = None  # restore_aside would write into the folder
         out = _io.short(self.config.out)
+        head = (
+            f"out: {out!r} was moved or removed while this run (id {self.run_id}) "
+            "trained, and a checkpoint.pt or metrics.json not of this run lies "
+            "there now"
+            if other == _FOREIGN
+            else f"out: another run took over {out!r} while this run (id "
+            f"{self.run_id}) trained: {other} (this run's run.lock was deleted)"
+        )
         return FolderTakenOver(
-            f"out: another run took over {out!r} while this run (id "
-            f"{self.run_id}) trained: {other} (this run's run.lock was deleted); this "
+            f"{head}; this "
             f"run stopped at step {self.step} without writing a file of the other "
             f"run's, and its own state went to {_io.short(path)!r}: move that "
             f"file into a folder of its own to keep it (--resume it with another "

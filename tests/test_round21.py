@@ -1,0 +1,107 @@
+"""Hostile rounds 34-35: what each found silently wrong, lost or unclear,
+with a test that fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader, TensorDataset
+
+from rhn.owntasks import loader_task
+from rhn.train import FolderTakenOver, load_model, train
+from tests.tiny_runs import tiny
+
+
+def _finished_run(folder, **overrides):
+    train(tiny(out=str(folder), **overrides))
+    return folder
+
+
+def test_a_moved_folder_never_replaces_the_files_put_in_its_place(tmp_path):
+    other = _finished_run(tmp_path / "other", steps=2)
+    (other / "run.json").unlink()  # a finished run copied in without its run.json
+    before = {p.name: p.read_bytes() for p in other.iterdir()}
+    out = tmp_path / "live"
+    config = tiny(out=str(out), steps=6, checkpoint_every=2)
+
+    def at_step_3(event):
+        if event["step"] == 3:
+            shutil.move(out, tmp_path / "live-moved")
+            shutil.move(other, out)
+
+    with pytest.raises(FolderTakenOver, match="moved or removed") as caught:
+        train(config, callback=at_step_3)
+    kept = caught.value.path
+    assert kept.parent == out and kept.name.startswith("checkpoint.orphan-")
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p != kept}
+    assert after == before  # the other run's checkpoint and metrics untouched
+    assert torch.load(kept, weights_only=False)["step"] == 4
+
+
+def test_the_command_line_exits_1_for_a_moved_folder(monkeypatch, capsys):
+    import rhn.__main__ as cli
+    from rhn.train.run import FolderMoved
+
+    def moved(*args, **kwargs):
+        raise FolderMoved("out: 'x' was moved or removed while this run trained")
+
+    monkeypatch.setattr("rhn.train.train", moved)
+    assert cli.main(["train", "--steps", "1", "--out", "x", "--no-progress"]) == 1
+    assert "moved or removed" in capsys.readouterr().err
+
+
+def _time_first_loader(per_step_targets: bool, n: int = 64, steps: int = 6):
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(steps, 2, generator=g) for _ in range(n)]
+    ys = [(x[:, 0] > 0).long() if per_step_targets else x[0, 0] for x in xs]
+
+    def collate(batch):  # the classic RNN collate: pad_sequence is time-first
+        x = pad_sequence([b[0] for b in batch])
+        y = pad_sequence([b[1] for b in batch]) if per_step_targets else None
+        return x, (y if y is not None else torch.stack([b[1] for b in batch]))
+
+    pairs = list(zip(xs, ys, strict=True))
+    return DataLoader(pairs, batch_size=8, collate_fn=collate)
+
+
+@pytest.mark.parametrize("per_step", [True, False])
+def test_time_first_batches_are_not_read_as_batch_first(per_step):
+    loader = _time_first_loader(per_step)
+    with pytest.raises(ValueError, match=r"time-first \(T, B, I\); pass batch_first="):
+        loader_task(loader)
+    task = loader_task(loader, batch_first=False)  # what the message says works
+    assert task.held_out is not None
+
+
+def test_a_batch_first_loader_smaller_than_its_batch_is_not_called_time_first():
+    # 5 sequences of 8 steps in batches of 8: the one batch is (5, 8, 2)
+    x = torch.randn(5, 8, 2)
+    loader = DataLoader(TensorDataset(x, x[:, 0, 0]), batch_size=8)
+    loader_task(loader, valid_fraction=0.2, test_fraction=0.2)
+
+
+def test_load_model_warns_for_an_unfinished_and_for_a_diverged_run(tmp_path):
+    run = _finished_run(tmp_path / "r", steps=2)
+    metrics = json.loads((run / "metrics.json").read_text())
+    (run / "metrics.json").unlink()  # as a run interrupted in its first segment
+    with pytest.warns(UserWarning, match="no metrics.json yet"):
+        load_model(run)
+    (run / "metrics.json").write_text(json.dumps({**metrics, "diverged": True}))
+    with pytest.warns(UserWarning, match="marks the run diverged"):
+        load_model(run)
+
+
+def test_the_lagging_metrics_warning_names_the_best_weights_it_loads(tmp_path):
+    out = tmp_path / "p"
+    train(tiny(out=str(out), steps=2, patience=50))
+    train(tiny(out=str(out), steps=4, patience=50), resume=out)
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    metrics = json.loads((out / "metrics.json").read_text())
+    (out / "metrics.json").write_text(json.dumps({**metrics, "steps": 2}))
+    with pytest.warns(UserWarning, match=r"its best weights so far \(step \d\)"):
+        load_model(out)
+    assert state["best"] is not None
