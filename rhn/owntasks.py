@@ -567,6 +567,7 @@ def tensor_task(
                 f"every target rounds to {float(kept[0]):g} (they differ by "
                 "less than float32 resolves); rescale them"
             )
+    _warn_reused_training_data(splits)
     masked = any(ms is not None for _, _, ms in splits.values())
     # the fingerprint hashes train, valid and test; without a test split the
     # validation split fills its place, as the test split it once stood for,
@@ -825,6 +826,39 @@ def _warn(message: str) -> None:
     from .train.config import _outside_the_package
 
     warnings.warn(message, stacklevel=_outside_the_package())
+
+
+def _warn_reused_training_data(splits: dict[str, tuple[Any, ...]]) -> None:
+    """Warn where a tenth or more of a held-out split's sequences are training
+    sequences (one loader or tensor passed as train and as valid or test, or
+    a test split that holds all the data): their loss is a training loss
+    recorded as a held-out one, and patience would choose the best step on
+    the training data."""
+    xs = splits["train"][0]
+
+    def signatures(seqs: torch.Tensor) -> torch.Tensor:
+        # one number per sequence (T, N, I) -> (N,), equal for equal sequences
+        g = torch.Generator().manual_seed(0)
+        shape = (seqs.shape[0], 1, seqs.shape[2])
+        weights = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
+        return (seqs.detach().cpu().double() * weights).sum((0, 2))
+
+    seen = None
+    for split in ("valid", "test"):
+        if split not in splits:
+            continue
+        held = splits[split][0]
+        if held.shape[0] != xs.shape[0] or held.shape[2] != xs.shape[2]:
+            continue  # another length: not the same sequences
+        seen = signatures(xs) if seen is None else seen
+        shared = int(torch.isin(signatures(held), seen).sum())
+        if shared and shared >= 0.1 * held.shape[1]:
+            _warn(
+                f"{split}: {shared} of the {held.shape[1]} sequences of the {split} "
+                "split are training sequences, so its loss is partly a training "
+                "loss, not a held-out one; give other sequences, or leave "
+                f"{split} out and pass {split}_fraction to hold out a share"
+            )
 
 
 def _warn_unseen_classes(labels: dict[str, torch.Tensor]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 
 import pytest
 import torch
@@ -105,3 +106,21 @@ def test_the_lagging_metrics_warning_names_the_best_weights_it_loads(tmp_path):
     with pytest.warns(UserWarning, match=r"its best weights so far \(step \d\)"):
         load_model(out)
     assert state["best"] is not None
+
+
+@pytest.mark.parametrize("split", ["valid", "test"])
+def test_the_training_data_given_as_a_held_out_split_is_warned_of(split):
+    from rhn.owntasks import tensor_task
+
+    x, y = torch.randn(6, 40, 2), torch.randn(40)
+    with pytest.warns(
+        UserWarning, match=f"{split}: .* of the {split} split are training"
+    ):
+        tensor_task(x, y, **{split: (x, y)})
+    loader = DataLoader(TensorDataset(x.transpose(0, 1), y), batch_size=8)
+    with pytest.warns(UserWarning, match="40 of the 40 sequences of the valid split"):
+        loader_task(loader, loader, loader)
+    other = (torch.randn(6, 10, 2), torch.randn(10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # other sequences: no word
+        tensor_task(x, y, **{split: other})
