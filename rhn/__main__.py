@@ -493,6 +493,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         return _cli.fail(prog, "; ".join([str(err), *getattr(err, "__notes__", [])]))
     except FloatingPointError as err:  # before Exception, which it is too
         said = [f"the run diverged: {err}", *getattr(err, "__notes__", [])]
+        if resume is not None:
+            said.append(_RESUME_KEEPS)
         return _cli.fail(prog, "; ".join(said), status=1)
     except Exception as err:  # your own task's or logger's code
         saved = getattr(err, "checkpoint", None)
@@ -572,10 +574,17 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         return _cli.fail(
             prog,
             f"the run diverged: {what}; "
-            + ("lower --lr or --clip" if config.clip else "lower --lr or set --clip 1"),
+            + ("lower --lr or --clip" if config.clip else "lower --lr or set --clip 1")
+            + ("" if resume is None else f"; {_RESUME_KEEPS}"),
             status=1,
         )
     return 0
+
+
+_RESUME_KEEPS = (
+    "a resume keeps the run's --lr and --clip: to change them, start the run "
+    "anew (--overwrite) or in another --out"
+)
 
 
 def sweep_parser() -> argparse.ArgumentParser:

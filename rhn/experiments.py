@@ -411,16 +411,24 @@ class _Writer:
 
     def __call__(self, record: dict[str, Any]) -> None:
         assert self.path is not None
-        if _signature(self.path) != self.seen:
+        now = _signature(self.path)
+        if now != self.seen:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             kept = self.path.with_name(
                 f"{self.path.stem}.orphan-{stamp}-{os.getpid()}{self.path.suffix}"
             )
+            if not kept.parent.is_dir():  # its folder was removed: made again
+                kept.parent.mkdir(parents=True, exist_ok=True)
             _write(record, kept)
+            what = (
+                "was removed (or moved) while this sweep ran"
+                if now is None
+                else "was written by another process while this sweep ran (after "
+                "its lock was removed?), and is left as it is"
+            )
             raise FileExistsError(
-                f"out: {_io.short(self.path)!r} was written by another process "
-                "while this sweep ran (after its lock was removed?), and is left "
-                f"as it is; this sweep's {len(record['runs'])} runs are in "
+                f"out: {_io.short(self.path)!r} {what}; "
+                f"this sweep's {len(record['runs'])} runs are in "
                 f"{_io.short(kept)!r}: continue them with --out {kept} --resume "
                 "(out=..., resume=True)"
             )

@@ -124,3 +124,34 @@ def test_the_training_data_given_as_a_held_out_split_is_warned_of(split):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # other sequences: no word
         tensor_task(x, y, **{split: other})
+
+
+def test_a_resumed_run_that_diverges_is_not_told_to_change_what_a_resume_keeps(
+    tmp_path, capsys
+):
+    from rhn.__main__ import main
+    from tests.tiny_runs import CLI, one_error_line
+
+    out = str(tmp_path / "r")
+    assert main(["train", *CLI, "--lr", "5", "--clip", "0", "--out", out]) == 1
+    capsys.readouterr()
+    steps = CLI.index("--steps") + 1
+    longer = [*CLI[:steps], "5", *CLI[steps + 1 :]]
+    assert main(["train", *longer, "--resume", out]) == 1  # diverged again
+    said = one_error_line(capsys)
+    assert "set --clip 1" in said and "a resume keeps the run's --lr and --clip" in said
+
+
+def test_a_sweep_whose_record_was_removed_says_so_and_keeps_its_runs(tmp_path):
+    from rhn.experiments import _Writer
+
+    path = tmp_path / "swd" / "x.json"
+    path.parent.mkdir()
+    write = _Writer(path)
+    write({"runs": [{"seed": 0}]})
+    shutil.rmtree(path.parent)  # the folder deleted while the sweep runs
+    with pytest.raises(FileExistsError, match="was removed \\(or moved\\)") as caught:
+        write({"runs": [{"seed": 0}, {"seed": 1}]})
+    assert "another process" not in str(caught.value)
+    (kept,) = path.parent.glob("x.orphan-*.json")
+    assert len(json.loads(kept.read_text())["runs"]) == 2
