@@ -155,3 +155,16 @@ def test_a_sweep_whose_record_was_removed_says_so_and_keeps_its_runs(tmp_path):
     assert "another process" not in str(caught.value)
     (kept,) = path.parent.glob("x.orphan-*.json")
     assert len(json.loads(kept.read_text())["runs"]) == 2
+
+
+@pytest.mark.parametrize("field", ["out", "log_csv", "checkpoint_every"])
+def test_a_tasks_defaults_may_not_say_where_a_run_writes(field, tmp_path):
+    from rhn.owntasks import tensor_task
+    from rhn.train import TrainConfig
+
+    x, y = torch.randn(6, 40, 2), torch.randn(40)
+    value = 5 if field == "checkpoint_every" else str(tmp_path / "zz")
+    task = tensor_task(x, y, defaults={field: value})
+    with pytest.raises(TypeError, match=f"its defaults set \\['{field}'\\]"):
+        TrainConfig(task=task, progress=False)
+    assert not (tmp_path / "zz").exists()

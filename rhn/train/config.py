@@ -64,6 +64,8 @@ _READ_BY: dict[str, tuple[str, ...]] = {
 # the value of such a field that asks for nothing: what a model that does not
 # read it trains with
 _OFF: dict[str, Any] = {"forget_bias": None, "dropout": 0.0}
+# fields a task's defaults may not set: where a run writes, and the task itself
+_NOT_A_TASKS = frozenset({"task", "out", "log_csv", "checkpoint_every"})
 # the package's defaults of the fields that shape an RHN alone
 _DEFAULT_OF: dict[str, Any] = {"depth": DEPTH, "transform_bias": TRANSFORM_BIAS}
 
@@ -405,6 +407,14 @@ class TrainConfig:
             raise TypeError(
                 f"task {task.name!r}: its defaults name {unknown}, which are not "
                 f"TrainConfig fields; the fields are {sorted(_FIELDS)}"
+            )
+        placed = sorted(set(task.defaults) & _NOT_A_TASKS)
+        if placed:
+            raise TypeError(
+                f"task {task.name!r}: its defaults set {placed}, which say where a "
+                "run writes its files (or what it trains), the caller's choice, not "
+                "a task's; leave them out of the task's defaults and give them to "
+                "TrainConfig"
             )
         budget = "num_params" in given and self.num_params is not None
         size = "hidden_size" in given and self.hidden_size is not None
