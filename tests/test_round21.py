@@ -168,3 +168,39 @@ def test_a_tasks_defaults_may_not_say_where_a_run_writes(field, tmp_path):
     with pytest.raises(TypeError, match=f"its defaults set \\['{field}'\\]"):
         TrainConfig(task=task, progress=False)
     assert not (tmp_path / "zz").exists()
+
+
+def test_a_second_ctrl_c_during_the_checkpoint_on_the_way_out_waits_for_it(
+    tmp_path, monkeypatch
+):
+    import os
+    import signal
+
+    from rhn.train import TrainingInterrupted, records
+    from tests.tiny_runs import interrupt_at
+
+    original = records.save_checkpoint
+
+    def impatient(path, state):  # the user presses Ctrl-C again mid-write
+        os.kill(os.getpid(), signal.SIGINT)
+        original(path, state)
+
+    out = tmp_path / "s"
+    monkeypatch.setattr(records, "save_checkpoint", impatient)
+    with pytest.raises(TrainingInterrupted) as caught:
+        train(tiny(out=str(out), steps=6), callback=interrupt_at(2))
+    assert caught.value.checkpoint == out / "checkpoint.pt"
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 2
+
+
+def test_metrics_json_records_where_the_run_wrote_wherever_it_started(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    train(tiny(out="e", log_csv="e_b.csv"))
+    record = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    assert record["config"]["log_csv"] == "e_b.csv"  # as given
+    assert record["run"]["paths"] == {
+        "out": str(tmp_path / "e"),
+        "log_csv": str(tmp_path / "e_b.csv"),
+    }

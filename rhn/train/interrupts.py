@@ -12,7 +12,12 @@ from typing import Any
 
 import torch
 
-__all__ = ["TrainingInterrupted", "caller_state_kept", "signals_deferred"]
+__all__ = [
+    "TrainingInterrupted",
+    "caller_state_kept",
+    "signals_deferred",
+    "signals_held",
+]
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -104,6 +109,31 @@ def signals_deferred() -> Iterator[list[int]]:
     previous = {s: h for s, h in previous.items() if h is not signal.SIG_IGN}
     for sig in previous:
         signal.signal(sig, note)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[list[int]]:
+    """Hold SIGINT, SIGTERM and SIGHUP off while a checkpoint is written on the
+    way out: a second Ctrl-C pressed because the save seems slow must not cut
+    the one write that keeps the run. Signals received meanwhile are noted
+    in the list yielded, not acted on (the run is stopping anyway). Only in
+    the main thread; elsewhere nothing changes."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    stoppers = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGHUP"):
+        stoppers.append(signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in stoppers}
+    previous = {s: h for s, h in previous.items() if h is not signal.SIG_IGN}
+    for sig in previous:
+        signal.signal(sig, lambda signum, frame: received.append(signum))
     try:
         yield received
     finally:

@@ -31,7 +31,12 @@ from ..baselines import count_parameters
 from ..tasks import Task, get_task
 from . import records
 from .config import TrainConfig, generate, resolve_device, stale_fields
-from .interrupts import TrainingInterrupted, caller_state_kept, signals_deferred
+from .interrupts import (
+    TrainingInterrupted,
+    caller_state_kept,
+    signals_deferred,
+    signals_held,
+)
 from .loggers import CSVLogger, Logger
 from .model import LAYOUTS, check_memory, evaluate, make_model, model_io
 from .model import loss as task_loss
@@ -1275,7 +1280,8 @@ class _Run:
         except (Exception, KeyboardInterrupt, SystemExit) as err:
             # a logger's, a callback's, a task's own code (a real Ctrl-C is a
             # deferred signal: the loop ends after its step, see fit's doc)
-            self._save_after_error(err)
+            with signals_held():  # another Ctrl-C waits for the write
+                self._save_after_error(err)
             raise
         finally:
             if bar is not None:
@@ -1408,11 +1414,12 @@ class _Run:
         # a run that --overwrite started writes no checkpoint into the folder
         # before its first: the run it was to replace goes back in place
         # (train), and this run's state goes beside it
-        if self.config.out is not None and not self._replacing():
-            self.save_checkpoint(stop_if_moved=False)
-            checkpoint = self.out / records.CHECKPOINT_NAME
-        elif self.config.out is not None:
-            kept = self._keep_beside()
+        with signals_held():  # a second Ctrl-C waits for the write
+            if self.config.out is not None and not self._replacing():
+                self.save_checkpoint(stop_if_moved=False)
+                checkpoint = self.out / records.CHECKPOINT_NAME
+            elif self.config.out is not None:
+                kept = self._keep_beside()
         why = "config.out is None"
         if self.config.out is not None and checkpoint is None:
             why = "stopped before the first checkpoint of a run that overwrite started"
@@ -1554,6 +1561,8 @@ class _Run:
             "id": self.run_id,
             "segments": self.segments,
             "schedule_steps": self.schedule_steps,
+            # config's out and log_csv as given; these, wherever it was started
+            "paths": _absolute_paths(self.config),
         }
         if self.parent is not None:
             run["parent"] = self.parent
