@@ -714,6 +714,12 @@ def load_sweep(path: str | Path, *, allow_incomplete: bool = False) -> dict[str,
             ``False``, which raises ``ValueError``).
     """
     if isinstance(path, str) and Path(path).name == path and not Path(path).exists():
+        if path not in results.names():
+            raise FileNotFoundError(
+                f"path: there is no file {path!r} in the working directory "
+                f"({os.getcwd()}), and no record of that name is shipped with rhn; "
+                "give the sweep's path as written by --out"
+            )
         path = results.path(path)  # a shipped record, found wherever the page runs
     path = Path(path)
     record = _io.read_json(path, name="path")  # errors name the file

@@ -831,10 +831,9 @@ def _warn(message: str) -> None:
 def _warn_reused_training_data(splits: dict[str, tuple[Any, ...]]) -> None:
     """Warn where a tenth or more of a held-out split's sequences are training
     sequences (one loader or tensor passed as train and as valid or test, or
-    a test split that holds all the data): their loss is a training loss
-    recorded as a held-out one, and patience would choose the best step on
-    the training data."""
-    xs = splits["train"][0]
+    a test split that holds all the data), or of the test split's are
+    validation sequences: their loss is not a held-out one, and patience
+    would choose the best step on the data it then scores."""
 
     def signatures(seqs: torch.Tensor) -> torch.Tensor:
         # one number per sequence (T, N, I) -> (N,), equal for equal sequences
@@ -843,22 +842,29 @@ def _warn_reused_training_data(splits: dict[str, tuple[Any, ...]]) -> None:
         weights = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
         return (seqs.detach().cpu().double() * weights).sum((0, 2))
 
-    seen = None
-    for split in ("valid", "test"):
-        if split not in splits:
+    pairs = [("valid", "train"), ("test", "train"), ("test", "valid")]
+    for split, other in pairs:
+        if split not in splits or other not in splits:
             continue
-        held = splits[split][0]
+        held, xs = splits[split][0], splits[other][0]
         if held.shape[0] != xs.shape[0] or held.shape[2] != xs.shape[2]:
             continue  # another length: not the same sequences
-        seen = signatures(xs) if seen is None else seen
-        shared = int(torch.isin(signatures(held), seen).sum())
+        shared = int(torch.isin(signatures(held), signatures(xs)).sum())
         if shared and shared >= 0.1 * held.shape[1]:
+            what = (
+                "training sequences, so its loss is partly a training loss, not "
+                "a held-out one"
+                if other == "train"
+                else "validation sequences, which chose the settings (and, with "
+                "patience, the best step): its loss is not an independent test"
+            )
             _warn(
                 f"{split}: {shared} of the {held.shape[1]} sequences of the {split} "
-                "split are training sequences, so its loss is partly a training "
-                "loss, not a held-out one; give other sequences, or leave "
-                f"{split} out and pass {split}_fraction to hold out a share"
+                f"split are {what}; give other sequences, or leave {split} out "
+                f"and pass {split}_fraction to hold out a share"
             )
+            if split == "test":
+                return  # one word on the test split is enough
 
 
 def _warn_unseen_classes(labels: dict[str, torch.Tensor]) -> None:

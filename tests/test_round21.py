@@ -204,3 +204,32 @@ def test_metrics_json_records_where_the_run_wrote_wherever_it_started(
         "out": str(tmp_path / "e"),
         "log_csv": str(tmp_path / "e_b.csv"),
     }
+
+
+def test_the_validation_data_given_as_the_test_split_is_warned_of():
+    from rhn.owntasks import tensor_task
+
+    x, y = torch.randn(6, 40, 2), torch.randn(40)
+    xv, yv = torch.randn(6, 10, 2), torch.randn(10)
+    with pytest.warns(UserWarning, match="10 of the 10 sequences of the test split "):
+        tensor_task(x, y, valid=(xv, yv), test=(xv, yv))
+
+
+def test_patience_on_a_task_without_a_validation_split_says_what_test_loss_is():
+    from rhn.train.run import PATIENCE_ON_TEST
+
+    with pytest.warns(UserWarning, match="patience on task 'adding'"):
+        result = train(tiny(steps=4, patience=2))
+    assert result.metrics["test_loss_note"] == PATIENCE_ON_TEST
+    assert "test_loss_note" not in train(tiny(steps=4)).metrics
+
+
+def test_a_missing_sweep_file_is_not_reported_as_a_missing_shipped_record(
+    tmp_path, monkeypatch
+):
+    from rhn.experiments import load_sweep
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no file 'sg.json' in the working"):
+        load_sweep("sg.json")
+    assert load_sweep("adding_models.json")["runs"]  # a shipped one still loads

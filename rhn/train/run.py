@@ -53,6 +53,14 @@ __all__ = [
 _FOREIGN = "files not of this run"  # what a moved folder's place now holds
 
 
+PATIENCE_ON_TEST = (
+    "the task has no validation split, so the one held-out set that scores "
+    "every evaluation also chose the best step: test_loss is the loss of the "
+    "weights chosen on it, biased low; compare such runs with each other, not "
+    "with a run scored on sequences it never chose by"
+)
+
+
 class FolderMoved(ValueError):
     """The run's ``out`` folder was moved or removed while it trained: the run
     stopped after writing the folder again whole (checkpoint and run.json)."""
@@ -1125,6 +1133,8 @@ class _Run:
             # the held-out set also chose these weights; the accuracy is the
             # one of that evaluation, not of the last
             out.update(best_step=self.best["step"], test_loss=self.best["loss"])
+            if self.task.held_out is None:  # one set chose and scored them
+                out["test_loss_note"] = PATIENCE_ON_TEST
             if accuracy:
                 at = self.history["eval_step"].index(self.best["step"])
                 out["test_accuracy"] = accuracy[at]
@@ -1265,6 +1275,13 @@ class _Run:
         self.segments.append(
             {"from_step": self.step, "to_step": self.step, "steps": self.config.steps}
         )
+        if self.config.patience and self.task.held_out is None:
+            from .config import _outside_the_package
+
+            warnings.warn(
+                f"patience on task {self.task.name!r}: {PATIENCE_ON_TEST}",
+                stacklevel=_outside_the_package(),
+            )
         bar = self._progress_bar()
         self.model.train()
         try:
