@@ -74,7 +74,7 @@ def test_load_sweep_takes_a_record_name(tmp_path, monkeypatch):
     (tmp_path / "adding_models.json").write_text("{")
     with pytest.raises(ValueError, match="adding_models.json.*not valid JSON"):
         experiments.load_sweep("adding_models.json")
-    with pytest.raises(FileNotFoundError, match="no record 'missing.json'"):
+    with pytest.raises(FileNotFoundError, match="no file 'missing.json'.*no record"):
         experiments.load_sweep("missing.json")
 
 
