@@ -315,7 +315,7 @@ def test_csv_log_of_another_run_is_refused_before_any_work(tmp_path):
     config = dataclasses.replace(_quick("adding", seq_len=10), log_csv=str(log))
     train(config)
     before = log.read_text()
-    with pytest.raises(ValueError, match="already holds rows of another run"):
+    with pytest.raises(ValueError, match="already holds rows of a run"):
         train(dataclasses.replace(config, out=str(tmp_path / "run")))
     assert log.read_text() == before and not (tmp_path / "run").exists()
     # without out, overwrite replaces no run, so it never empties a log with

@@ -364,7 +364,7 @@ def test_another_runs_log_in_a_fresh_out_is_not_offered_to_overwrite(tmp_path, c
     args += ["--log-csv", str(tmp_path / "mine.csv")]
     assert main(args) == 2
     message = one_error_line(capsys)
-    assert "already holds rows of another run" in message
+    assert "already holds rows of a run" in message
     assert "pass overwrite" not in message
     assert main([*args, "--overwrite"]) == 2  # as the advice says
     one_error_line(capsys)

@@ -261,9 +261,10 @@ class CSVLogger(Logger):
                     "replaces in out)"
                 )
                 raise ValueError(
-                    f"log_csv: {self._where()!r} already holds rows of another "
-                    "run; a fresh run starts a new file: give another path, "
-                    f"delete it{offer}"
+                    f"log_csv: {self._where()!r} already holds rows of a run "
+                    "(if that is the run in out, continue it with --resume, "
+                    "resume=...); a fresh run starts a new file: give another "
+                    f"path, delete it{offer}"
                 )
             self._check_replace(header == columns, body, len(columns), info)
             self._fresh = True  # replaced in start: it is a log of this kind
