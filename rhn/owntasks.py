@@ -842,6 +842,13 @@ def _warn_reused_training_data(splits: dict[str, tuple[Any, ...]]) -> None:
         weights = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
         return (seqs.detach().cpu().double() * weights).sum((0, 2))
 
+    signed: dict[str, torch.Tensor] = {}  # each split's, once
+
+    def signed_as(split: str) -> torch.Tensor:
+        if split not in signed:
+            signed[split] = signatures(splits[split][0])
+        return signed[split]
+
     pairs = [("valid", "train"), ("test", "train"), ("test", "valid")]
     for split, other in pairs:
         if split not in splits or other not in splits:
@@ -849,7 +856,7 @@ def _warn_reused_training_data(splits: dict[str, tuple[Any, ...]]) -> None:
         held, xs = splits[split][0], splits[other][0]
         if held.shape[0] != xs.shape[0] or held.shape[2] != xs.shape[2]:
             continue  # another length: not the same sequences
-        shared = int(torch.isin(signatures(held), signatures(xs)).sum())
+        shared = int(torch.isin(signed_as(split), signed_as(other)).sum())
         if shared and shared >= 0.1 * held.shape[1]:
             what = (
                 "training sequences, so its loss is partly a training loss, not "

@@ -100,20 +100,8 @@ def signals_deferred() -> Iterator[list[int]]:
             raise KeyboardInterrupt  # a second Ctrl-C: stop at once
         received.append(signum)
 
-    stoppers = [signal.SIGINT, signal.SIGTERM]
-    if hasattr(signal, "SIGHUP"):  # not on Windows
-        stoppers.append(signal.SIGHUP)
-    previous = {sig: signal.getsignal(sig) for sig in stoppers}
-    # a signal the user set to be ignored stays ignored: `nohup` ignores
-    # SIGHUP so that closing the terminal does not stop the run
-    previous = {s: h for s, h in previous.items() if h is not signal.SIG_IGN}
-    for sig in previous:
-        signal.signal(sig, note)
-    try:
+    with _stoppers_handled(note):
         yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @contextlib.contextmanager
@@ -127,15 +115,27 @@ def signals_held() -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
+    with _stoppers_handled(lambda signum, frame: received.append(signum)):
+        yield received
+
+
+@contextlib.contextmanager
+def _stoppers_handled(handler: Any) -> Iterator[None]:
+    """Give SIGINT, SIGTERM and SIGHUP (where the system has it) ``handler``,
+    and their handlers back on the way out (main thread only)."""
     stoppers = [signal.SIGINT, signal.SIGTERM]
-    if hasattr(signal, "SIGHUP"):
+    if hasattr(signal, "SIGHUP"):  # not on Windows
         stoppers.append(signal.SIGHUP)
     previous = {sig: signal.getsignal(sig) for sig in stoppers}
+    # a signal the user set to be ignored stays ignored: `nohup` ignores
+    # SIGHUP so that closing the terminal does not stop the run
     previous = {s: h for s, h in previous.items() if h is not signal.SIG_IGN}
     for sig in previous:
-        signal.signal(sig, lambda signum, frame: received.append(signum))
+        signal.signal(sig, handler)
     try:
-        yield received
+        yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for sig, handler_before in previous.items():
+            signal.signal(
+                sig, signal.SIG_DFL if handler_before is None else handler_before
+            )

@@ -346,6 +346,11 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def run_files(out: Path) -> list[str]:
+    """The names of a run's files (checkpoint, metrics) that ``out`` holds."""
+    return [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+
+
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     """Write ``state`` with ``torch.save``, atomically (:mod:`rhn._io`)."""
     _io.atomic_write(path, lambda f: torch.save(state, f), name="out")
@@ -882,7 +887,7 @@ def claim_folder(
             )
         # a marker alone is a claim that wrote nothing yet (a run that failed
         # before its first checkpoint): the folder is free
-        found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+        found = run_files(out)
         own = resume_path is not None and same_file(resume_path, out / CHECKPOINT_NAME)
         if found:
             if same and not own:  # a copy of the run's checkpoint: not behind it
@@ -958,7 +963,7 @@ def check_out_free(
     its lock)."""
     if out is None or state is None or not branch or not out.is_dir():
         return
-    found = [n for n in (CHECKPOINT_NAME, METRICS_NAME) if (out / n).exists()]
+    found = run_files(out)
     if found:
         _refuse_other_run(out, found, resumed=True)
 

@@ -1211,12 +1211,7 @@ class _Run:
         other = records.taken_over(out, self.lock)
         moved = other is None and not records.still_claimed(out, self.lock)
         if moved:  # whatever now lies at out is not this run's to replace
-            found = [
-                name
-                for name in (records.CHECKPOINT_NAME, records.METRICS_NAME)
-                if (out / name).exists()
-            ]
-            if found:
+            if records.run_files(out):
                 other = _FOREIGN
         out.mkdir(parents=True, exist_ok=True)
         state = self._state()
