@@ -43,6 +43,7 @@ CHAPTER_LABELS = {
     "11_training": "ch-training",
     "15_making_it_fast": "ch-fast",
     "16_fast_on_a_gpu": "ch-fast-gpu",
+    "17_disc_bounds": "ch-disc-bounds",
     "12_chorales": "ch-chorales",
     "13_playground": "ch-playground",
     "14_when_to_use": "ch-when",

@@ -4,9 +4,10 @@ Chapter 2 (ch-shapes): the stacked tanh recurrence and the parameter counts.
 Chapter 3 (ch-bptt): the temporal Jacobian, the BPTT product and recursion,
 the weight gradient, the norm bound, the spectral-radius inequalities and the
 one-step factor of an orthogonal RNN.
-Chapter 4 (ch-gershgorin): the disc reach as the infinity norm bounding one
-step, transient growth with every eigenvalue inside, the mean disc radius,
-and exercises 1 and 3 (diagonal dominance, row and column discs together).
+Chapter 4 (ch-gershgorin) and its appendix (ch-disc-bounds): the disc reach as
+the infinity norm bounding one step, transient growth with every eigenvalue
+inside, the mean disc radius, and the exercises on diagonal dominance and on
+row and column discs together.
 The references are PyTorch itself, autograd and finite differences; nothing
 here uses the chapter's code.
 """
@@ -238,9 +239,10 @@ def test_orthogonal_step_multiplies_the_gradient_by_g_times_an_rms_of_fprime():
 
 
 def test_disc_reach_is_the_infinity_norm_and_bounds_one_step():
-    """Ch. 4, eq. (eq-gersh-one-step): ||J^T u||_1 <= ||J||_inf ||u||_1 and
-    ||J v||_inf <= ||J||_inf ||v||_inf for the Jacobian of a tanh RNN step, with
-    J^T u and J v from autograd (vjp and jvp), and ||J||_inf <= ||R||_inf."""
+    """Appendix (ch-disc-bounds), eq. (eq-gersh-one-step):
+    ||J^T u||_1 <= ||J||_inf ||u||_1 and ||J v||_inf <= ||J||_inf ||v||_inf for
+    the Jacobian of a tanh RNN step, with J^T u and J v from autograd (vjp and
+    jvp), and ||J||_inf <= ||R||_inf."""
     from rhn import analysis
 
     torch.manual_seed(6)
@@ -276,9 +278,10 @@ def test_disc_reach_is_the_infinity_norm_and_bounds_one_step():
 
 
 def test_transient_growth_with_every_eigenvalue_inside():
-    """Ch. 4: (J^T)^n (1, 0) = (0.95^n, n 0.95^(n-1)) for J = [[0.95, 1], [0, 0.95]],
-    which grows for 19 steps although rho(J) = 0.95; and two Jacobians with
-    rho = 0.5 each whose product has rho = (4.5 + sqrt(20)) / 2."""
+    """Appendix (ch-disc-bounds): (J^T)^n (1, 0) = (0.95^n, n 0.95^(n-1)) for
+    J = [[0.95, 1], [0, 0.95]], which grows for 19 steps although rho(J) = 0.95;
+    and two Jacobians with rho = 0.5 each whose product has
+    rho = (4.5 + sqrt(20)) / 2."""
     J = torch.tensor([[0.95, 1.0], [0.0, 0.95]], dtype=DT)
     assert torch.linalg.eigvals(J).abs().max().item() == pytest.approx(0.95)
     u = torch.tensor([1.0, 0.0], dtype=DT)
@@ -327,8 +330,9 @@ def test_strictly_diagonally_dominant_matrices_are_invertible():
 
 
 def test_eigenvalues_lie_in_both_unions_of_discs():
-    """Ch. 4, exercise 3: the example's eigenvalues are 1 +- sqrt(1.3), and every
-    eigenvalue of a random matrix lies in the row union and the column union."""
+    """Appendix (ch-disc-bounds), exercise 1: the example's eigenvalues are
+    1 +- sqrt(1.3), and every eigenvalue of a random matrix lies in the row union
+    and the column union."""
     J = torch.tensor([[0.0, 3.0], [0.1, 2.0]], dtype=DT)
     lam = torch.linalg.eigvals(J)
     torch.testing.assert_close(
