@@ -291,7 +291,7 @@ def test_factor_per_step_is_the_carry_for_small_weights(depth, bias):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_norm_is_bounded_by_the_gershgorin_disc_edges(name):
-    # eq. (eq-gradflow-disc-bound): ||u_n||_1 <= ||v||_1 prod_t max_i sum_j |J_ij|
+    # ch. 8, box "The discs as a bound": ||u_n||_1 <= ||v||_1 prod_t max_i sum_j |J_ij|
     from rhn import analysis
 
     model = _model(name, H=6, **({"depth": 2} if name == "rhn" else {}))
