@@ -15,12 +15,14 @@ parameter count, so that chapters compare models of equal size.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
 from torch import nn
 
 from . import _checks
+from ._amp import autocast_dtype, autocast_off
 from .cells import DTRNN, RHN
 
 __all__ = [
@@ -246,10 +248,43 @@ class LSTM(_TorchRecurrent):
             ``(T, B, H)``, and every layer's final ``h`` and ``c``.
         """
         x, unbatched, state = self._prepare(x, state)
-        output, (h, c) = self.rnn(x, state)
+        if x.device.type == "cpu" and not _cpu_low_precision_lstm_runs(
+            self.rnn.weight_ih_l0.dtype
+        ):
+            # oneDNN has no low-precision LSTM on this CPU (those without
+            # AVX-512, for one): this layer runs in float32, as x and the
+            # state already are (_prepare checks x's dtype)
+            with autocast_off("cpu"):
+                output, (h, c) = self.rnn(x, state)
+        else:
+            output, (h, c) = self.rnn(x, state)
         if unbatched:
             h, c = h.squeeze(1), c.squeeze(1)
         return self._finish(output, unbatched), (h, c)
+
+
+def _cpu_low_precision_lstm_runs(dtype: torch.dtype) -> bool:
+    """Whether ``nn.LSTM`` runs under the CPU autocast in force now.
+
+    True when autocast is off on the CPU (or leaves ``dtype`` alone); otherwise
+    whether this CPU runs the LSTM in the low precision, found once by trying
+    (``nn.LSTM`` under CPU bfloat16 autocast raises "could not create a
+    primitive descriptor" where oneDNN lacks it, as on processors without
+    AVX-512).
+    """
+    low = autocast_dtype("cpu", dtype)
+    return low is None or _lstm_runs_in(low)
+
+
+@functools.cache
+def _lstm_runs_in(low: torch.dtype) -> bool:
+    probe = nn.LSTM(2, 2)
+    try:
+        with torch.autocast("cpu", dtype=low):
+            probe(torch.zeros(1, 1, 2))
+    except RuntimeError:
+        return False
+    return True
 
 
 MODELS: dict[str, type[nn.Module]] = {

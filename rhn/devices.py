@@ -16,7 +16,8 @@ This is what ``TrainConfig(amp=None)`` does (:func:`precision`).
 ``torch.cuda.is_bf16_supported()`` is not asked: by default it counts
 emulation and answers ``True`` on a T4 (7.5), where bfloat16 runs emulated
 and slowly. On the CPU mixed precision is off unless asked for
-(``amp=True``: bfloat16 autocast, slower, so that CI runs the code path);
+(``amp=True``: bfloat16 autocast, slower, so that CI runs the code path;
+:class:`rhn.LSTM` runs in float32 where oneDNN has no bfloat16 LSTM);
 Apple's MPS runs in full precision.
 
 The Triton kernels (:mod:`rhn.fused`) need compute capability 8.0, as

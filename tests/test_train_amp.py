@@ -187,3 +187,52 @@ def test_scheduler_changes_a_captured_tensor_learning_rate_in_place():
         assert opt.param_groups[0]["lr"] is lr
         assert float(lr) == pytest.approx(cfg.lr * factor(step), rel=1e-6)
     assert float(lr) < cfg.lr  # the schedule really moved it
+
+
+def _torch_lstm_runs_in_bfloat16_here():
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            torch.nn.LSTM(3, 5)(torch.randn(4, 2, 3))
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_lstm_probe_tells_whether_this_cpu_runs_a_bfloat16_lstm():
+    # oneDNN has no bfloat16 LSTM on CPUs without AVX-512; the probe that
+    # rhn.LSTM asks must say what a real nn.LSTM does on this CPU
+    from rhn import baselines
+
+    here = _torch_lstm_runs_in_bfloat16_here()
+    assert baselines._lstm_runs_in(torch.bfloat16) is here
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, (h, c) = rhn_lstm()(torch.randn(4, 2, 3))
+    assert out.dtype == (torch.bfloat16 if here else torch.float32)
+    assert torch.isfinite(out).all() and h.shape == c.shape == (1, 2, 5)
+
+
+def test_lstm_falls_back_to_float32_where_bfloat16_fails(monkeypatch):
+    # the fallback, forced: under CPU autocast the layer runs in float32 and
+    # gives exactly what it gives with autocast off
+    from rhn import baselines
+
+    monkeypatch.setattr(baselines, "_lstm_runs_in", lambda low: False)
+    model, x = rhn_lstm(), torch.randn(6, 2, 3)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = model(x)
+    full = model(x)
+    assert low[0].dtype == torch.float32
+    assert torch.equal(low[0], full[0])
+    assert all(torch.equal(a, b) for a, b in zip(low[1], full[1], strict=True))
+    # autocast off, or a float64 model, never asks the probe
+    monkeypatch.setattr(baselines, "_lstm_runs_in", lambda low: 1 / 0)
+    model(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        rhn_lstm(dtype=torch.float64)(x.double())
+
+
+def rhn_lstm(**kw):
+    import rhn
+
+    torch.manual_seed(0)
+    return rhn.LSTM(3, 5, **kw)
