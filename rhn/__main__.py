@@ -839,14 +839,27 @@ def _typed_and_unread(
     """Refuse ``--depth`` or ``--transform-bias`` typed where no model of the
     run (or of a sweep's ``models``) reads them: the record would state a
     setting no run used (in Python such a value is a warning, since sweeps
-    and loops over models pass one config's fields to every model)."""
+    and loops over models pass one config's fields to every model). A sweep
+    whose grid mixes models that read it with models that do not is warned
+    which runs go without it."""
     from .train import TrainConfig
     from .train.config import reads_field
 
     if models is None:
         models = [args.get("model", TrainConfig.model)]
     for name in sorted(typed):
-        if not any(reads_field(str(model).lower(), name) for model in models):
+        readers_here = [m for m in models if reads_field(str(m).lower(), name)]
+        if readers_here and len(readers_here) < len(models):
+            flag = "--" + name.replace("_", "-")
+            others = ",".join(str(m) for m in models if m not in readers_here)
+            warnings.warn(
+                f"{flag} {args[name]} applies to the "
+                f"{','.join(map(str, readers_here))} runs only; the {others} "
+                f"runs do not read it and their records keep the default",
+                UserWarning,
+                stacklevel=2,
+            )
+        if not readers_here:
             readers = "rhn and dtrnn" if name == "depth" else "rhn"
             flag = "--" + name.replace("_", "-")
             which = ",".join(str(m) for m in models)

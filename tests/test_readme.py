@@ -122,3 +122,28 @@ def test_readme_states_the_training_defaults():
         assert {m for m in MODELS if reads_field(m, field)} == models
     source = (README.parent / "rhn" / "train" / "run.py").read_text()
     assert "torch.optim.Adam(" in source and "AdamW" not in source
+
+
+def test_readme_names_top_level_keys_of_metrics_json(tmp_path):
+    # "metrics.json (one JSON object with top-level keys such as `test_loss`,
+    # ...)": every key the README names is at the top level of a real run's file
+    text = " ".join(README.read_text().split())
+    said = re.search(
+        r"`metrics.json` \(one JSON object with top-level keys (.*?)\)", text
+    )
+    assert said, "the README no longer describes metrics.json's keys"
+    keys = re.findall(r"`(\w+)`", said.group(1))
+    assert len(keys) >= 5
+    from rhn.train import TrainConfig, train
+
+    config = TrainConfig(
+        task="adding",
+        seq_len=5,
+        steps=2,
+        eval_every=2,
+        progress=False,
+        out=str(tmp_path / "run"),
+    )
+    train(config)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert set(keys) <= set(metrics)

@@ -59,3 +59,21 @@ def test_a_sweep_grid_over_models_or_tasks_does_not_warn(tmp_path):
         experiments._config(base, {"task": "temporal_order"}, 0)
         rhn4 = TrainConfig(model="rhn", depth=4, progress=False)
         dataclasses.replace(rhn4, model="gru")
+
+
+def test_sweep_over_models_warns_which_runs_go_without_a_typed_option():
+    # --transform-bias with --grid model=rhn,gru: the RHN runs use it, the GRU
+    # runs cannot; the sweep says so in one warning (none when every model
+    # reads it, a refusal when none does)
+    from rhn.__main__ import _typed_and_unread
+
+    args = {"transform_bias": 0.0, "depth": 3}
+    with pytest.warns(UserWarning, match=r"--transform-bias 0.0 applies to the rhn ru"):
+        _typed_and_unread({"transform_bias"}, args, ["rhn", "gru"])
+    with pytest.warns(UserWarning, match=r"the lstm,gru runs do not read it"):
+        _typed_and_unread({"depth"}, args, ["dtrnn", "lstm", "gru", "rhn"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _typed_and_unread({"transform_bias", "depth"}, args, ["rhn"])
+    with pytest.raises(ValueError, match="--transform-bias is read only by"):
+        _typed_and_unread({"transform_bias"}, args, ["gru", "lstm"])
