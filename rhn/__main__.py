@@ -848,9 +848,9 @@ def _typed_and_unread(
     if models is None:
         models = [args.get("model", TrainConfig.model)]
     for name in sorted(typed):
+        flag = "--" + name.replace("_", "-")
         readers_here = [m for m in models if reads_field(str(m).lower(), name)]
         if readers_here and len(readers_here) < len(models):
-            flag = "--" + name.replace("_", "-")
             others = ",".join(str(m) for m in models if m not in readers_here)
             warnings.warn(
                 f"{flag} {args[name]} applies to the "
@@ -861,7 +861,6 @@ def _typed_and_unread(
             )
         if not readers_here:
             readers = "rhn and dtrnn" if name == "depth" else "rhn"
-            flag = "--" + name.replace("_", "-")
             which = ",".join(str(m) for m in models)
             raise ValueError(
                 f"{flag} is read only by --model {readers}, got "
