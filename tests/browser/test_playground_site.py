@@ -155,10 +155,22 @@ def test_playground_on_a_phone(browser, base_url) -> None:  # noqa: ANN001
         page.evaluate(OBSERVE_LONG_TASKS_JS)
         play = w.locator("button[name=play]")
         play.tap()
-        page.wait_for_timeout(3000)
-        long_tasks = page.evaluate("() => window.rhnLongTasks")
-        steps = json.loads(w.get_attribute("data-rhn-numbers"))["steps"]
-        assert steps > 30 and not long_tasks, (steps, long_tasks)
+        # training runs in a worker, so a 3 s window of play has no long task
+        # on the main thread; on a busy machine one stray task (a collection,
+        # another process) can land in a window, so a second window is
+        # measured when the first has one. Training on the main thread would
+        # fill both windows with long tasks
+        windows = []
+        for _ in range(2):
+            before = json.loads(w.get_attribute("data-rhn-numbers"))["steps"]
+            page.evaluate("() => { window.rhnLongTasks = []; }")
+            page.wait_for_timeout(3000)
+            long_tasks = page.evaluate("() => window.rhnLongTasks")
+            steps = json.loads(w.get_attribute("data-rhn-numbers"))["steps"] - before
+            windows.append({"steps": steps, "long_tasks_ms": long_tasks})
+            if steps > 30 and not long_tasks:
+                break
+        assert steps > 30 and not long_tasks, windows
         # sliders moved while it plays
         facts = check_loss_in_view_while_sliding(page, w)
         page.screenshot(path=str(OUT / "playground-phone.png"))
@@ -168,10 +180,7 @@ def test_playground_on_a_phone(browser, base_url) -> None:  # noqa: ANN001
         assert not covered, covered
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / "playground-phone.json").write_text(
-            json.dumps(
-                {"steps_in_3_s": steps, "long_tasks_ms": long_tasks, "sliders": facts}
-            )
-            + "\n"
+            json.dumps({"windows_of_3_s": windows, "sliders": facts}) + "\n"
         )
         assert not visit.blocked, visit.blocked
         assert not visit.errors, visit.errors
