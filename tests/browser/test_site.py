@@ -304,7 +304,7 @@ def test_search_finds_gershgorin_in_every_spelling() -> None:
 DEFINED_IN = {
     "carry gate": (("06_", "07_"), "12_"),
     "variational dropout": (("06_",), "12_"),
-    "temporal Jacobian": (("03_", "07_"), "11_"),
+    "temporal Jacobian": (("03_", "07_"), "08_"),
     "spectral radius": (("03_",), "08_"),
     "recurrence depth": (("06_",), "01_"),
     "highway layer": (("05_",), "02_"),
