@@ -31,6 +31,7 @@ from .common import OUT, SITE, Visit  # noqa: E402
 from .playground_page import (  # noqa: E402
     PLAY_JS,
     check_loss_in_view_while_sliding,
+    play_windows,
 )
 from .test_playground_harness import (  # noqa: E402
     LEARNS_BELOW,
@@ -155,22 +156,13 @@ def test_playground_on_a_phone(browser, base_url) -> None:  # noqa: ANN001
         page.evaluate(OBSERVE_LONG_TASKS_JS)
         play = w.locator("button[name=play]")
         play.tap()
-        # training runs in a worker, so a 3 s window of play has no long task
-        # on the main thread; on a busy machine one stray task (a collection,
-        # another process) can land in a window, so a second window is
-        # measured when the first has one. Training on the main thread would
-        # fill both windows with long tasks
-        windows = []
-        for _ in range(2):
-            before = json.loads(w.get_attribute("data-rhn-numbers"))["steps"]
-            page.evaluate("() => { window.rhnLongTasks = []; }")
-            page.wait_for_timeout(3000)
-            long_tasks = page.evaluate("() => window.rhnLongTasks")
-            steps = json.loads(w.get_attribute("data-rhn-numbers"))["steps"] - before
-            windows.append({"steps": steps, "long_tasks_ms": long_tasks})
-            if steps > 30 and not long_tasks:
-                break
-        assert steps > 30 and not long_tasks, windows
+        # training runs in a worker: a 3 s window of play has no long task
+        # on the main thread (a second window where a stray task hit the first)
+        windows = play_windows(
+            page, w, 3, lambda x: x["steps"] > 30 and not x["long_tasks_ms"]
+        )
+        last = windows[-1]
+        assert last["steps"] > 30 and not last["long_tasks_ms"], windows
         # sliders moved while it plays
         facts = check_loss_in_view_while_sliding(page, w)
         page.screenshot(path=str(OUT / "playground-phone.png"))
