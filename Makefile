@@ -43,12 +43,14 @@ browser: $(STAMP) $(NODE_STAMP)
 
 # Every chapter again under other CPUs' arithmetic (tools/portable.py list
 # --record): torch's AVX2 and plain kernels, MKL's compatible matrix products,
-# both at once. `make book` is the machine's own; a claim must hold in all
+# both at once. `make book` is the machine's own; a claim must hold in all.
+# PORTABLE_VARIANTS=ci runs only what CI has time for (tools/portable.py list --ci)
 PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]*.ipynb))
 PORTABLE_JOBS ?= 2
+PORTABLE_VARIANTS ?= record
 portable: $(STAMP)
 	$(BIN)/python tools/portable.py notebooks $(PORTABLE_CHAPTERS) \
-		--jobs $(PORTABLE_JOBS) --variants $$($(BIN)/python tools/portable.py list --record --names --except native)
+		--jobs $(PORTABLE_JOBS) --variants $$($(BIN)/python tools/portable.py list --$(PORTABLE_VARIANTS) --names --except native)
 # Every chapter as a Colab reader runs it (tools/colab.py): alone in an empty
 # folder, Colab's versions of torch, numpy, matplotlib, ipywidgets, IPython...
 # (a venv built once under ~/.cache/rhn-colab, or $$RHN_COLAB_CACHE), its own

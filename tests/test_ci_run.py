@@ -1,5 +1,5 @@
-"""``.ci/run``: ``make test`` first, then ``make portable`` and ``make colab``
-side by side, and CI fails when any of the three fails.
+"""``.ci/run``: ``make test`` first, then ``make portable`` (CI's variants)
+and ``make colab`` side by side, and CI fails when any of the three fails.
 
 A stand-in ``make`` on ``PATH`` records its arguments and fails for the
 targets named in ``FAIL_TARGETS``; nothing is built.
@@ -20,6 +20,9 @@ for target in $FAIL_TARGETS; do
   if [ "$1" = "$target" ]; then exit 3; fi
 done
 """
+
+
+PORTABLE = "portable PORTABLE_JOBS=1 PORTABLE_VARIANTS=ci"
 
 
 def _ci(tmp_path: Path, fail: str) -> tuple[int, list[str]]:
@@ -46,7 +49,7 @@ def test_ci_runs_the_tests_then_portable_and_colab(tmp_path: Path) -> None:
     code, calls = _ci(tmp_path, "")
     assert code == 0
     assert calls[0] == "test"
-    assert sorted(calls[1:]) == ["colab", "portable PORTABLE_JOBS=1"]
+    assert sorted(calls[1:]) == ["colab", PORTABLE]
 
 
 @pytest.mark.parametrize("fail", ["portable", "colab", "portable colab"])
@@ -54,7 +57,7 @@ def test_ci_fails_when_portable_or_colab_fails(tmp_path: Path, fail: str) -> Non
     code, calls = _ci(tmp_path, fail)
     assert code != 0
     # the other one still ran to the end
-    assert sorted(calls[1:]) == ["colab", "portable PORTABLE_JOBS=1"]
+    assert sorted(calls[1:]) == ["colab", PORTABLE]
 
 
 def test_ci_stops_when_the_tests_fail(tmp_path: Path) -> None:

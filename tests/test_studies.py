@@ -160,6 +160,25 @@ def test_portable_lists_variants_this_cpu_can_run():
     assert names[0] == "native" and {"sse", "threads2"} <= set(names)
 
 
+def test_ci_runs_the_plain_kernels_and_avx2_only_where_it_is_not_native():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import portable
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    assert list(portable.ci_variants({"avx2"})) == ["sse"]
+    assert list(portable.ci_variants({"avx2", "avx512f"})) == ["avx2", "sse"]
+    assert portable.ci_variants({"avx2"})["sse"]["ATEN_CPU_CAPABILITY"] == "default"
+    proc = subprocess.run(
+        [sys.executable, "tools/portable.py", "list", "--ci", "--names"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert proc.stdout.split() == list(portable.ci_variants())
+
+
 @pytest.mark.parametrize("name", ["spirals.json", "spirals20.json", "race.json"])
 def test_variant_records_say_what_made_them(name):
     record = results.load(name)

@@ -190,6 +190,15 @@ def record_variants() -> dict[str, dict[str, str]]:
     return {name: here[name] for name in RECORD_VARIANTS if name in here}
 
 
+def ci_variants(flags: set[str] | None = None) -> dict[str, dict[str, str]]:
+    """What CI runs, within its time: ``sse`` (torch's plain kernels and MKL's
+    compatible products at once, the furthest from any machine's own), and
+    ``avx2`` where the CPU has AVX-512 (elsewhere AVX2 is its own path)."""
+    flags = cpu_flags() if flags is None else flags
+    names = ["avx2", "sse"] if "avx512f" in flags else ["sse"]
+    return {name: VARIANTS[name] for name in names}
+
+
 def run_variants(folder: Path, argv: list[str], jobs: int) -> dict[str, dict]:
     """``python -m rhn.studies ARGV --out FOLDER/VARIANT.json`` under every
     record variant (those already in ``folder`` are kept: a rerun resumes)."""
@@ -295,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     lst.add_argument(
         "--record", action="store_true", help="only those records and make portable use"
     )
+    lst.add_argument(
+        "--ci", action="store_true", help="only those CI runs (.ci/run, make portable)"
+    )
     lst.add_argument("--except", dest="skip", nargs="*", default=[], help="leave out")
     nb = sub.add_parser("notebooks", help="execute notebooks under every variant")
     nb.add_argument("paths", nargs="+")
@@ -313,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "spread":
         return cmd_spread(args)
     if args.command == "list":
-        chosen = record_variants() if args.record else available()
+        if args.ci:
+            chosen = ci_variants()
+        else:
+            chosen = record_variants() if args.record else available()
         if args.names:
             print(" ".join(n for n in chosen if n not in args.skip))
             return 0
