@@ -177,8 +177,6 @@ EQUATION_LINES_JS = """(label) => {
     const d = document.getElementById(label)?.closest('div.math')
         || document.querySelector(`div.math#${label}`);
     if (!d) return null;
-    // a folded box (chapter 8's derivation) measured as a reader sees it open
-    d.closest('.admonition.toggle-hidden')?.classList.remove('toggle-hidden');
     // MathJax's own line breaks: each broken line is an mjx-linebox
     return {auto: d.querySelectorAll('mjx-linebox').length,
             fits: d.scrollWidth <= d.clientWidth + 1};
