@@ -81,6 +81,7 @@ _HISTORY_KEYS = (
     "test_loss",
     "valid_loss",  # tasks on a fixed data set: what the evaluations scored
     "test_accuracy",
+    "valid_accuracy",  # and their share right, for class labels
 )
 
 

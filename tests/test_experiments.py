@@ -46,6 +46,26 @@ def test_sweep_runs_every_setting_and_seed_like_train():
     json.dumps(record)  # JSON-ready
 
 
+def test_a_sweep_keeps_the_validation_accuracy_of_labels_of_your_own():
+    import torch
+
+    from rhn.owntasks import tensor_task
+
+    g = torch.Generator().manual_seed(0)
+    xs = torch.randn(40, 6, 2, generator=g)
+    labels = (xs[:, 0, 0] > 0).long()
+    task = tensor_task(
+        xs, labels, batch_first=True, test_fraction=0.2, loss="cross_entropy"
+    )
+    fields = {k: v for k, v in TINY.items() if k not in ("seq_len", "eval_samples")}
+    record = sweep(TrainConfig(task=task, **fields), {"model": ["gru"]}, [0])
+    (run,) = record["runs"]
+    again = train(TrainConfig(**{**fields, "task": task, "model": "gru", "seed": 0}))
+    assert run["history"]["valid_accuracy"] == again.history["valid_accuracy"]
+    assert len(run["history"]["valid_accuracy"]) == 2
+    assert run["metrics"]["valid_accuracy"] == again.metrics["valid_accuracy"]
+
+
 def test_fields_a_model_ignores_are_not_swept():
     record = sweep(tiny(depth=3), {"model": ["rhn", "gru"], "depth": [1, 2]}, [0])
     settings = [r["setting"] for r in record["runs"]]
