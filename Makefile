@@ -49,6 +49,7 @@ PORTABLE_CHAPTERS ?= $(sort $(wildcard book/[0-9][0-9]*.ipynb))
 PORTABLE_JOBS ?= 2
 PORTABLE_VARIANTS ?= record
 portable: $(STAMP)
+	$(if $(filter $(PORTABLE_VARIANTS),record ci),,$(error PORTABLE_VARIANTS must be record or ci, not '$(PORTABLE_VARIANTS)'))
 	$(BIN)/python tools/portable.py notebooks $(PORTABLE_CHAPTERS) \
 		--jobs $(PORTABLE_JOBS) --variants $$($(BIN)/python tools/portable.py list --$(PORTABLE_VARIANTS) --names --except native)
 # Every chapter as a Colab reader runs it (tools/colab.py): alone in an empty
