@@ -515,8 +515,7 @@ def sweep(
         and, for classification, ``test_accuracy``; on a fixed data set such
         as the chorales the evaluations score the validation split, under
         ``valid_loss`` (and ``valid_accuracy``), and ``test_loss`` repeats it:
-        sweeps written before
-        ``valid_loss`` existed have only ``test_loss``).
+        sweeps written before ``valid_loss`` existed have only ``test_loss``).
 
     A run whose training loss becomes NaN or infinite is recorded like the
     others, with ``metrics["diverged"]`` true, its ``error`` and the history
