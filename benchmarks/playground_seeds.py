@@ -5,7 +5,7 @@ the browser runs, under Node.js: the same V8 engine as Chromium) at the
 settings chapter 13 names, for several seeds (weights seed ``s`` from
 :func:`rhn.widgets.playground.playground_data`, data seed ``s + 1``), and
 writes every 100 steps each net's mean loss over the last 100 steps and its
-gradient's reach (``reach_*``: in the last batch, the norm of dL/ds at the
+gradient ratio (``ratio_*``: in the last batch, the norm of dL/ds at the
 first micro-layer of step 0 over the one at the first micro-layer of step
 T - 1), with the machine, to ``rhn/_data/results/playground_seeds.json`` (read by
 :func:`rhn.results.load`).
@@ -130,7 +130,7 @@ def main() -> None:
                 "node": version.stdout.strip(),
                 "cpu": _cpu(),
                 "trace": [
-                    {"step": s, "rhn": a, "rnn": b, "reach_rhn": c, "reach_rnn": d}
+                    {"step": s, "rhn": a, "rnn": b, "ratio_rhn": c, "ratio_rnn": d}
                     for s, a, b, c, d in run["trace"]
                 ],
             }

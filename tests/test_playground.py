@@ -357,7 +357,7 @@ def test_the_chapter_record_reruns(setting):
     reruns one seed of each setting it quotes, as
     ``benchmarks/playground_seeds.py`` made it, so the record is the output of
     today's code and not only a file: every 100 steps, both losses and both
-    reaches, to rounding (the record names the Node.js that made it).
+    gradient ratios, to rounding (the record names the Node.js that made it).
     """
     from rhn.results import load
 
@@ -373,7 +373,7 @@ def test_the_chapter_record_reruns(setting):
         "every": 100,
     }
     (run,) = _node(request)
-    keys = ("rhn", "rnn", "reach_rhn", "reach_rnn")
+    keys = ("rhn", "rnn", "ratio_rhn", "ratio_rnn")
     got = np.array([row[1:] for row in run["trace"]], dtype=np.float64)
     want = np.array([[p[k] for k in keys] for p in stored["trace"]])
     assert [row[0] for row in run["trace"]] == [p["step"] for p in stored["trace"]]
