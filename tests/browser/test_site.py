@@ -308,7 +308,7 @@ DEFINED_IN = {
     "spectral radius": (("03_",), "08_"),
     "recurrence depth": (("06_",), "01_"),
     "highway layer": (("05_",), "02_"),
-    "DT-RNN": (("09_",), "10_"),
+    "DT-RNN": (("10_",), "12_"),
     "Gershgorin disc": (("04_",), "07_"),
     "truncated backpropagation": (("11_",), None),
     "piano roll": (("12_",), None),
