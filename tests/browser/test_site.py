@@ -283,10 +283,15 @@ def test_no_line_break_of_the_source_glues_two_words() -> None:
     assert not glued, glued
 
 
+def _search_index() -> dict:
+    """The site's search index: the JSON inside searchindex.js."""
+    text = (SITE / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+
 def test_search_finds_gershgorin_in_every_spelling() -> None:
     """The index lists the same pages under Geršgorin, Gershgorin, Gersgorin."""
-    text = (SITE / "searchindex.js").read_text(encoding="utf-8")
-    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    index = _search_index()
 
     def pages(word: str) -> set[int]:
         found = index["terms"].get(word, [])
@@ -320,8 +325,7 @@ def test_search_ranks_the_defining_chapters_first(browser, base_url, query) -> N
     defining, user = DEFINED_IN[query]
     # A rebuild over an old _build keeps only the changed pages' index entries
     # (Sphinx issue 12599), and the ranking falls back to text hits: say so
-    text = (SITE / "searchindex.js").read_text(encoding="utf-8")
-    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    index = _search_index()
     names, found = index["docnames"], index["indexentries"].items()
     entries = {Path(names[e[0]]).name for key, hits in found
                if query.lower() in key for e in hits}  # fmt: skip
