@@ -188,7 +188,7 @@ REVIEWED = {
         "equation-eq-rhnjac-coupled",
         "equation-eq-rhnjac-discs",
     ],
-    "book/08_gradient_flow.html": [
+    "book/17_disc_bounds.html": [
         "equation-eq-gradflow-lstm-c",
         "equation-eq-gradflow-lstm-h",
         "equation-eq-gradflow-gru",
