@@ -177,6 +177,11 @@ def test_ci_runs_the_plain_kernels_and_avx2_only_where_it_is_not_native():
         check=True,
     )
     assert proc.stdout.split() == list(portable.ci_variants())
+    # --ci and --record choose different lists: asking for both is an error
+    both = [sys.executable, "tools/portable.py", "list", "--ci", "--record"]
+    proc = subprocess.run(both, capture_output=True, text=True, cwd=ROOT)
+    last = proc.stderr.splitlines()[-1]
+    assert proc.returncode == 2 and "--record" in last and "--ci" in last, last
 
 
 @pytest.mark.parametrize("name", ["spirals.json", "spirals20.json", "race.json"])

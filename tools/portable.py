@@ -301,10 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="the variants this CPU can run")
     lst.add_argument("--names", action="store_true", help="names only, one line")
-    lst.add_argument(
+    which = lst.add_mutually_exclusive_group()  # both at once: a one-line error
+    which.add_argument(
         "--record", action="store_true", help="only those records and make portable use"
     )
-    lst.add_argument(
+    which.add_argument(
         "--ci", action="store_true", help="only those CI runs (.ci/run, make portable)"
     )
     lst.add_argument("--except", dest="skip", nargs="*", default=[], help="leave out")
