@@ -9,8 +9,8 @@
   text of at least 9 CSS px on a phone (``_ext/narrow_figures.py``).
 - Search results: one entry per page and title, snippets without TeX.
 - The equations the review found badly broken (2.1, 7.3, 7.5) and their
-  kin (7.2, 8.2-8.4) are not broken by MathJax on a phone: their lines are
-  the source's own.
+  kin (7.2 and the appendix's LSTM and GRU Jacobians) are not broken by
+  MathJax on a phone: their lines are the source's own.
 
 Run by ``make browser``, after the book is built.
 """
