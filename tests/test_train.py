@@ -131,6 +131,36 @@ def test_sequence_model_shapes():
         SequenceModel(core, 4, readout="first")
 
 
+@pytest.mark.parametrize("name", ["rnn", "lstm", "gru", "rhn", "dtrnn"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_sequence_model_steps_with_a_carried_state(name, batch_first):
+    # one step at a time, carrying the returned state, gives what one call
+    # over the whole sequence gives (float64: only round-off may differ)
+    kw = {"depth": 2} if name in ("rhn", "dtrnn") else {}
+    core = rhn.build_model(name, 3, 6, num_layers=2, **kw).double()
+    model = SequenceModel(core, 4, readout="all", batch_first=batch_first)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 2, 3, generator=gen, dtype=torch.float64)  # (T, B, I)
+    if batch_first:
+        x = x.transpose(0, 1)
+    time = 1 if batch_first else 0
+    whole, last = model(x, return_state=True)
+    state, steps = None, []
+    for x_t in x.split(1, dim=time):
+        y_t, state = model(x_t, state, return_state=True)
+        steps.append(y_t)
+    torch.testing.assert_close(torch.cat(steps, dim=time), whole)
+    torch.testing.assert_close(state, last)  # a tensor, or the LSTM's (h, c)
+    # one sequence (T, I): a batch of 1 in the state, no batch axis in y
+    one = x[:, 0] if not batch_first else x[0]
+    y_one, s_one = model(one, return_state=True)
+    y_half, s_half = model(one[:2], return_state=True)
+    y_rest = model(one[2:], s_half)
+    torch.testing.assert_close(torch.cat([y_half, y_rest]), y_one)
+    with pytest.raises(TypeError, match="return_state must be True or False, got str"):
+        model(x, return_state="yes")
+
+
 def test_make_model_matches_a_parameter_budget():
     budget = 5000
     for name in ("rhn", "lstm", "rnn"):

@@ -34,16 +34,24 @@ class SequenceModel(nn.Module):
             training feeds them; ``True``: ``(B, T, I)``, and per-step outputs
             ``(B, T, ...)``, as data kept sequence by sequence are.
 
-    Inputs: x
+    Inputs: x, state
         - **x** of shape ``(T, B, I)`` (``(B, T, I)`` with ``batch_first``),
           or ``(T, I)`` for one sequence, whose outputs then have no batch
           axis.
+        - **state** (optional): the core's state to start from, as a call
+          with ``return_state=True`` returned it; ``None`` (default) starts
+          from zeros. It keeps the core's own layout whatever ``batch_first``
+          says (for an RHN ``(N, B, H)``; a batch of 1 for one sequence).
 
-    Outputs: y
+    Outputs: y, or (y, state) with ``return_state=True``
         - ``readout="last"``: ``(B,)`` if ``out_features == 1``, else
           ``(B, out_features)``.
         - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``
           (``(B, T)`` or ``(B, T, out_features)`` with ``batch_first``).
+        - **state**: the core's state after the last step. Passing it to the
+          next call continues the sequences, so a model can be run one step
+          at a time (to generate, say) and give what one call over the whole
+          sequence gives.
     """
 
     def __init__(
@@ -68,7 +76,9 @@ class SequenceModel(nn.Module):
         ref = next(core.parameters())
         self.head.to(device=ref.device, dtype=ref.dtype)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, state: Any = None, *, return_state: bool = False
+    ) -> Any:
         """The prediction for the sequences ``x`` of shape ``(T, B, I)``
         (``(B, T, I)`` with ``batch_first``).
 
@@ -76,10 +86,15 @@ class SequenceModel(nn.Module):
         ``(T, B)`` or ``(T, B, out_features)`` with ``readout="all"``
         (``out_features == 1`` is squeezed; ``(B, T, ...)`` with
         ``batch_first``). One sequence ``(T, I)`` gives the same without
-        the batch axis.
+        the batch axis. ``state`` starts the core from a state a call with
+        ``return_state=True`` returned, which then returns ``(y, state)``.
         """
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a tensor, got {type(x).__name__}")
+        if not isinstance(return_state, bool):
+            raise TypeError(
+                f"return_state must be True or False, got {type(return_state).__name__}"
+            )
         one = x.dim() == 2  # a single sequence (T, I), either layout
         if one:
             inputs = getattr(self.core, "input_size", None)
@@ -89,8 +104,12 @@ class SequenceModel(nn.Module):
                     f"x must be one sequence (T, {inputs}) or a batch "
                     f"{layout}, {inputs}), got shape {tuple(x.shape)}"
                 )
-            y = self.forward(x.unsqueeze(0 if self.batch_first else 1))
-            return y[0] if self.readout == "last" or self.batch_first else y[:, 0]
+            y = self.forward(
+                x.unsqueeze(0 if self.batch_first else 1), state, return_state=True
+            )
+            y, state = y
+            y = y[0] if self.readout == "last" or self.batch_first else y[:, 0]
+            return (y, state) if return_state else y
         if self.batch_first:
             inputs = getattr(self.core, "input_size", None)
             if x.dim() != 3 or (inputs is not None and x.shape[-1] != inputs):
@@ -100,14 +119,14 @@ class SequenceModel(nn.Module):
                     f"or one sequence (T, {size}), got shape {tuple(x.shape)}"
                 )
             x = x.transpose(0, 1)
-        output, _ = self.core(x)  # (T, B, H)
+        output, state = self.core(x, state)  # (T, B, H)
         if self.readout == "last":
             output = output[-1]  # (B, H)
         y = self.head(output)  # (..., out_features)
         y = y.squeeze(-1) if self.out_features == 1 else y
         if self.batch_first and self.readout == "all":
             y = y.transpose(0, 1)
-        return y
+        return (y, state) if return_state else y
 
     def extra_repr(self) -> str:
         first = ", batch_first=True" if self.batch_first else ""
