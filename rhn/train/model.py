@@ -24,7 +24,8 @@ class SequenceModel(nn.Module):
     r"""A recurrent core with a linear head: sequence in, prediction out.
 
     Args:
-        core: any model of :mod:`rhn` (``forward(x) -> (output (T, B, H), state)``)
+        core: any model of :mod:`rhn`
+            (``forward(x, state=None) -> (output (T, B, H), state)``)
             with a ``hidden_size`` attribute.
         out_features: outputs of the head: 1 for regression, the number of
             classes for classification.
@@ -49,9 +50,11 @@ class SequenceModel(nn.Module):
         - ``readout="all"``: ``(T, B)`` or ``(T, B, out_features)``
           (``(B, T)`` or ``(B, T, out_features)`` with ``batch_first``).
         - **state**: the core's state after the last step. Passing it to the
-          next call continues the sequences, so a model can be run one step
-          at a time (to generate, say) and give what one call over the whole
-          sequence gives.
+          next call continues the sequences, so a model in eval mode (as
+          :func:`rhn.train.load_model` returns it) can be run one step at a
+          time, each step with a time axis of length 1 (``x[:, t:t+1]`` batch
+          first), and give what one call over the whole sequence gives; in
+          training mode dropout draws new masks on every call.
     """
 
     def __init__(
