@@ -107,10 +107,9 @@ class SequenceModel(nn.Module):
                     f"x must be one sequence (T, {inputs}) or a batch "
                     f"{layout}, {inputs}), got shape {tuple(x.shape)}"
                 )
-            y = self.forward(
+            y, state = self.forward(
                 x.unsqueeze(0 if self.batch_first else 1), state, return_state=True
             )
-            y, state = y
             y = y[0] if self.readout == "last" or self.batch_first else y[:, 0]
             return (y, state) if return_state else y
         if self.batch_first:
