@@ -312,7 +312,7 @@ DEFINED_IN = {
     "temporal Jacobian": (("03_", "07_"), "08_"),
     "spectral radius": (("03_",), "08_"),
     "recurrence depth": (("06_",), "01_"),
-    "highway layer": (("05_",), "02_"),
+    "highway layer": (("05_",), "01_"),
     "DT-RNN": (("10_",), "12_"),
     "Gershgorin disc": (("04_",), "07_"),
     "truncated backpropagation": (("11_",), None),
