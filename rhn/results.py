@@ -236,7 +236,8 @@ def settings_table(chapter: int | None = None) -> Any:
     One row per record of :data:`RECORDS` (those of ``chapter`` only, when
     given): the sequence length ``T``, the parameter budget, the RHN's depth
     ``D`` and transform-gate bias ``b_T``, the learning rate and the steps,
-    read from the records by :func:`settings`. An asterisk marks a list of
+    read from the records by :func:`settings` (``T`` is "whole" for the
+    chorales, which train on whole pieces). An asterisk marks a list of
     the RHN's depths or biases that includes one other than the package's
     defaults (:mod:`rhn.defaults`).
 
@@ -266,7 +267,8 @@ def settings_table(chapter: int | None = None) -> Any:
         rows.append(
             (
                 what if chapter is not None else f"{ch}: {what}",
-                shown(used["seq_len"]),
+                # the chorales train on whole pieces: their seq_len is unused
+                "whole" if used["task"] == ["chorales"] else shown(used["seq_len"]),
                 shown(used["num_params"], fmt="{:,}"),
                 shown(used["depth"], "depth"),
                 shown(used["transform_bias"], "transform_bias"),

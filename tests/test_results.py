@@ -176,5 +176,8 @@ def test_settings_table_rows_per_chapter_and_stars_off_default_settings():
     # the package's RHN: no asterisk; the bias sweep's -2, -1, 0: one
     assert list(rows["five models, chorales"][3:5]) == ["2", "-3"]
     assert list(rows["RHN biases, chorales"][3:5]) == ["2", "-2, -1, 0*"]
+    # the chorales train on whole pieces, so T is no window length
+    assert {r[1] for r in rows.values()} == {"whole"}
+    assert race.rows[0][1] == "50"  # the race's adding problem, T = 50
     with pytest.raises(ValueError, match=r"chapter must be one of \[6, 9, 10, 11"):
         rhn.results.settings_table(3)
