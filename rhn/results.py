@@ -236,10 +236,10 @@ def settings_table(chapter: int | None = None) -> Any:
     One row per record of :data:`RECORDS` (those of ``chapter`` only, when
     given): the sequence length ``T``, the parameter budget, the RHN's depth
     ``D`` and transform-gate bias ``b_T``, the learning rate and the steps,
-    read from the records by :func:`settings` (``T`` is "whole" for the
-    chorales, which train on whole pieces). An asterisk marks a list of
-    the RHN's depths or biases that includes one other than the package's
-    defaults (:mod:`rhn.defaults`).
+    read from the records by :func:`settings` (``T`` is "whole" for a task
+    that keeps its own lengths, such as the chorales' whole pieces). An
+    asterisk marks a list of the RHN's depths or biases that includes one
+    other than the package's defaults (:mod:`rhn.defaults`).
 
     Returns:
         A :class:`rhn.tables.Table` (the last expression of a notebook cell
@@ -250,6 +250,7 @@ def settings_table(chapter: int | None = None) -> Any:
     """
     from . import defaults
     from .tables import table
+    from .tasks import TASKS
 
     chosen = [r for r in RECORDS if chapter is None or r[0] == chapter]
     if not chosen:
@@ -261,14 +262,21 @@ def settings_table(chapter: int | None = None) -> Any:
         off = key in default and any(v != default[key] for v in values)
         return ", ".join(fmt.format(v) for v in values) + ("*" if off else "")
 
+    def shown_length(used: dict[str, list[Any]]) -> str:
+        # a task with lengths of its own (the chorales' whole pieces) ignores
+        # the seq_len its records keep (rhn.tasks.Task.reads_seq_len)
+        tasks = used["task"]  # empty where a record does not name its task
+        if tasks and not any(TASKS[task].reads_seq_len for task in tasks):
+            return "whole"
+        return shown(used["seq_len"])
+
     rows = []
     for ch, what, name in chosen:
         used = settings(name)
         rows.append(
             (
                 what if chapter is not None else f"{ch}: {what}",
-                # the chorales train on whole pieces: their seq_len is unused
-                "whole" if used["task"] == ["chorales"] else shown(used["seq_len"]),
+                shown_length(used),
                 shown(used["num_params"], fmt="{:,}"),
                 shown(used["depth"], "depth"),
                 shown(used["transform_bias"], "transform_bias"),
