@@ -501,7 +501,9 @@ def sweep(
             ``seeds``; the result is the same as an uninterrupted sweep's.
         command: the command line that made the sweep, recorded as is
             (``python -m rhn sweep`` passes its own).
-        log: called with one line per finished run (e.g. ``print``).
+        log: called with one line per finished run (e.g. ``print``): its
+            ``valid_loss`` where the task has a validation split, otherwise
+            its ``test_loss`` (fresh sequences of a generated task).
 
     Returns:
         A JSON-ready dict: ``format``, ``command``, ``call`` (``base`` as a
@@ -690,11 +692,14 @@ def _sweep(
         if log is not None:
             m = metrics
             label = " ".join(f"{k}={_task_name(v)}" for k, v in setting.items())
-            loss = m.get("test_loss")
+            # a task with a validation split shows the loss to choose by; the
+            # test loss stays in the record, for the one final report
+            key = "valid_loss" if "valid_loss" in m else "test_loss"
+            loss = m.get(key)
             score = (
-                f"test_loss {loss:.4g} (baseline {m['baseline']:.4g})"
+                f"{key} {loss:.4g} (baseline {m['baseline']:.4g})"
                 if isinstance(loss, float)
-                else "no test loss"
+                else f"no {key}"
             )
             diverged = ", DIVERGED" if m.get("diverged") else ""
             log(

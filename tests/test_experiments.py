@@ -67,6 +67,32 @@ def test_a_sweep_keeps_the_validation_accuracy_of_labels_of_your_own():
     assert run["metrics"]["valid_accuracy"] == again.metrics["valid_accuracy"]
 
 
+def test_the_sweep_log_shows_the_validation_loss_where_a_split_exists():
+    # the line printed per run must not invite choosing by the test split
+    import torch
+
+    from rhn.owntasks import tensor_task
+
+    g = torch.Generator().manual_seed(1)
+    xs = torch.randn(50, 6, 2, generator=g)
+    task = tensor_task(
+        xs, xs[:, -1, :1], batch_first=True, valid_fraction=0.2, test_fraction=0.2
+    )
+    fields = {k: v for k, v in TINY.items() if k not in ("seq_len", "eval_samples")}
+    lines: list[str] = []
+    record = sweep(
+        TrainConfig(task=task, **fields), {"model": ["rhn"]}, [0], log=lines.append
+    )
+    (run,) = record["runs"]
+    (line,) = lines
+    assert f"valid_loss {run['metrics']['valid_loss']:.4g}" in line, line
+    assert "test_loss" not in line, line
+    generated: list[str] = []
+    record = sweep(tiny(), {"model": ["rhn"]}, [0], log=generated.append)
+    loss = record["runs"][0]["metrics"]["test_loss"]
+    assert f"test_loss {loss:.4g}" in generated[0], generated
+
+
 def test_fields_a_model_ignores_are_not_swept():
     record = sweep(tiny(depth=3), {"model": ["rhn", "gru"], "depth": [1, 2]}, [0])
     settings = [r["setting"] for r in record["runs"]]
