@@ -1,8 +1,8 @@
-"""The runs behind chapter 13's claim, with the playground's own numerics.
+"""The runs behind chapter 14's claim, with the playground's own numerics.
 
 Trains the playground (``rhn/widgets/js/playground_numerics.js``, the code
 the browser runs, under Node.js: the same V8 engine as Chromium) at the
-settings chapter 13 names, for several seeds (weights seed ``s`` from
+settings chapter 14 names, for several seeds (weights seed ``s`` from
 :func:`rhn.widgets.playground.playground_data`, data seed ``s + 1``), and
 writes every 100 steps each net's mean loss over the last 100 steps and its
 gradient ratio (``ratio_*``: in the last batch, the norm of dL/ds at the

@@ -3,7 +3,7 @@ r"""The package's default settings, in one place, and the rule behind the bias.
 :class:`rhn.RHN`, :class:`rhn.RHNCell`, :class:`rhn.train.TrainConfig` and the
 ``python -m rhn train`` command line all read their defaults from here, so they
 cannot disagree. The values are a start for long memories, not a measured
-optimum (chapter 14 says how to choose); what the book measured at them:
+optimum (chapter 13 says how to choose); what the book measured at them:
 
 - **Transform-gate bias** :math:`b_T = -3` (:data:`TRANSFORM_BIAS`). Chapter 11
   trains the RHN with it (depth 2, :math:`H = 48`): the adding problem with

@@ -224,8 +224,8 @@ RECORDS: list[tuple[int, str, str]] = [
     (12, "RHN biases, chorales", "chorales_bias.json"),
     (12, "depth 4, bias matched to depth 1", "chorales_rhn_matched.json"),
     (12, "RHN with dropout", "chorales_dropout.json"),
-    (14, "six models, memory", "sine_memory.json"),
-    (14, "six models, memory, lr 0.03", "sine_memory_lr3e-2.json"),
+    (13, "six models, memory", "sine_memory.json"),
+    (13, "six models, memory, lr 0.03", "sine_memory_lr3e-2.json"),
 ]
 """Each trained result of the book as (chapter, what was trained, shipped record)."""
 

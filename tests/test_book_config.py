@@ -45,8 +45,8 @@ CHAPTER_LABELS = {
     "16_fast_on_a_gpu": "ch-fast-gpu",
     "17_disc_bounds": "ch-disc-bounds",
     "12_chorales": "ch-chorales",
-    "13_playground": "ch-playground",
-    "14_when_to_use": "ch-when",
+    "14_playground": "ch-playground",
+    "13_when_to_use": "ch-when",
 }
 
 # The second cell of every chapter, tagged remove-cell. It installs rhn from the

@@ -351,9 +351,9 @@ def test_png_fallback_shows_the_setting():
 @needs_node
 @pytest.mark.parametrize("setting", ["default_bias", "open_gates"])
 def test_the_chapter_record_reruns(setting):
-    """Seed 0 of chapter 13's record, rerun with the page's numerics, agrees.
+    """Seed 0 of chapter 14's record, rerun with the page's numerics, agrees.
 
-    Chapter 13 checks its sentences against ``playground_seeds.json``; this
+    Chapter 14 checks its sentences against ``playground_seeds.json``; this
     reruns one seed of each setting it quotes, as
     ``benchmarks/playground_seeds.py`` made it, so the record is the output of
     today's code and not only a file: every 100 steps, both losses and both

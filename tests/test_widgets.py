@@ -498,7 +498,7 @@ def _controls_js(fig, moves: dict, later: dict) -> list[dict]:
 def test_every_slider_tells_a_screen_reader_the_value_it_shows():
     """aria-valuetext is the readout, as the slider is built, moved and set
     from Python: chapter 7's weight slider moves a factor of the package's
-    initialisation (1) and shows g (0.577); chapter 13's learning rate moves
+    initialisation (1) and shows g (0.577); chapter 14's learning rate moves
     log10 of it (-2) and shows 0.01. Without aria-valuetext a screen reader
     announces the input's own value."""
     figures = [

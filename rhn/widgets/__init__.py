@@ -18,7 +18,7 @@ Where each part lives (one hop from here):
   :func:`gradient_flow_widget`, chapter 9);
 - ``rhn.widgets.figures``: the same figures drawn by matplotlib, the PNG
   that front ends without widgets (PDF, nbconvert) show;
-- ``rhn.widgets.playground``: the training playground of chapter 13
+- ``rhn.widgets.playground``: the training playground of chapter 14
   (:func:`playground_widget`), which trains an RHN and a tanh RNN in the
   browser (``js/playground*.js``, bundled into ``static/playground.js``);
 - ``rhn/widgets/js/``: the browser side (``numerics.js``: the mathematics;

@@ -41,7 +41,7 @@ from .test_playground_harness import (  # noqa: E402
 )
 from .test_reader import MAX_EXTRA_BYTES, PLAIN_CHAPTER, _transfer  # noqa: E402
 
-PAGE = "book/13_playground.html"
+PAGE = "book/14_playground.html"
 
 # Scrolls each of the heatmap and the gates to just below the theme's bar,
 # then to the middle of the screen, and lists where the playground's sticky

@@ -1,6 +1,6 @@
 """The second issue-31 review of the site on a phone, one check per defect.
 
-- The playground (chapter 13) plays on a 390 x 844 phone whose CPU is four
+- The playground (chapter 14) plays on a 390 x 844 phone whose CPU is four
   times slower (CDP's CPU throttling) with few long tasks: the page redraws
   at most every 100 ms while it plays, and less often where a frame costs
   more than 20 ms (five frames' cost apart), into canvases of the pixels they
@@ -59,7 +59,7 @@ from .test_phone import _visit  # noqa: E402
 from .test_playground_harness import OBSERVE_LONG_TASKS_JS, _open  # noqa: E402
 from .test_site import _widget_pages  # noqa: E402
 
-PLAYGROUND = "book/13_playground.html"
+PLAYGROUND = "book/14_playground.html"
 REPORT = OUT / "review31-phone.json"
 THROTTLE = 4  # the phone's CPU: four times slower than this machine's
 PLAY_S = 8
