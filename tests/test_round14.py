@@ -388,13 +388,13 @@ def test_two_loggers_of_one_file_in_one_process_are_told_so(tmp_path):
     assert "delete" not in str(e.value)  # no lock to delete: its own process
 
 
-def test_the_readme_states_the_fingerprints_sample():
+def test_runs_md_states_the_fingerprints_sample():
     import re
     from pathlib import Path
 
     from rhn.train.config import FINGERPRINT_SAMPLE
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[1] / "RUNS.md").read_text()
     said = re.search(r"fingerprinted by\s+(\d+) sequences", text)
     assert said and int(said.group(1)) == FINGERPRINT_SAMPLE
 

@@ -38,7 +38,7 @@ extracts every number a sentence states (``0.58``, ``5 of 5``, ``10^{-8}``,
 (d) **named in code**: a setting that any code cell of the chapter writes as
     a literal, such as ``T = 100``, ``H = 48`` or ``lr = 3e-3``.
 
-The API reference, the appendix, the notation page, the README and the
+The API reference, the appendix, the notation page, the README, RUNS.md and the
 docstring of ``rhn/defaults.py`` (shown on the API page) have no code of
 their own; they quote the chapters. A number there passes by (b) or (c), or when a
 chapter that its paragraph names (``{ref}`ch-training``` or "chapter 11")
@@ -427,13 +427,13 @@ def _chunk_numbers(text: str, in_math: bool):
 
 
 # Pages without code of their own that quote the chapters' results: the API
-# reference, the appendix, the notation page and the README. A number there
-# passes when a chapter that its paragraph (or list item) names, by a {ref}
-# role or as "chapter N", asserts it; a paragraph that names no chapter may
+# reference, the appendix, the notation page, the README and RUNS.md. A number
+# there passes when a chapter that its paragraph (or list item) names, by a
+# {ref} role or as "chapter N", asserts it; a paragraph that names no chapter may
 # quote any chapter, and a test or a tool (an exit status, the word limit).
 # CONTRIBUTING.md, notes for whoever changes the book (versions, timings with
 # their machine and date), is not read.
-QUOTING = ("api.md", "checks.md", "notation.md", "README.md", "defaults.py")
+QUOTING = ("api.md", "checks.md", "notation.md", "README.md", "RUNS.md", "defaults.py")
 _CHAPTER_NUMBER = re.compile(r"\b[Cc]hapters?\s+((?:\d+(?:\s*(?:,|and|to|-|–)\s*)?)+)")
 
 
@@ -555,6 +555,7 @@ def pages() -> list[Path]:
         BOOK / "api.md",
         BOOK / "checks.md",
         ROOT / "README.md",
+        ROOT / "RUNS.md",
         ROOT / "rhn" / "defaults.py",  # its docstring: the measured defaults
     ]
 
