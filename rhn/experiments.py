@@ -693,11 +693,15 @@ def _sweep(
             m = metrics
             label = " ".join(f"{k}={_task_name(v)}" for k, v in setting.items())
             # a task with a validation split shows the loss to choose by; the
-            # test loss stays in the record, for the one final report
+            # test loss stays in the record, for the one final report. The
+            # baseline is scored on the test split where there is one
             key = "valid_loss" if "valid_loss" in m else "test_loss"
             loss = m.get(key)
+            where = ""
+            if key == "valid_loss" and "test_loss_reason" not in m:
+                where = " on the test split"
             score = (
-                f"{key} {loss:.4g} (baseline {m['baseline']:.4g})"
+                f"{key} {loss:.4g} (baseline{where} {m['baseline']:.4g})"
                 if isinstance(loss, float)
                 else f"no {key}"
             )

@@ -124,7 +124,7 @@ def settings(name: str) -> dict[str, list[Any]]:
 
     Reads a sweep (``python -m rhn sweep``: every run's ``config``) or a
     study whose record holds one ``settings`` object (``optstudy``, the
-    memory task, the race of chapter 9). ``depth`` and ``transform_bias`` are
+    memory task, the short runs of chapter 9). ``depth`` and ``transform_bias`` are
     the RHN's: taken from its runs only (or from the study's RHN models), so
     an LSTM run's unused depth is not counted.
 
@@ -211,7 +211,7 @@ def _order(value: Any) -> tuple[int, Any]:
 
 RECORDS: list[tuple[int, str, str]] = [
     (6, "RHN with and without dropout", "optstudy_dropout.json"),
-    (9, "five models race", "race.json"),
+    (9, "five models, 250 steps", "race.json"),
     (10, "RHN and DT-RNN by depth, T = 30", "optstudy.json"),
     (10, "RHN and DT-RNN by depth, T = 10", "optstudy_t10.json"),
     (11, "five models, adding", "adding_models.json"),

@@ -75,22 +75,29 @@ def test_the_sweep_log_shows_the_validation_loss_where_a_split_exists():
 
     g = torch.Generator().manual_seed(1)
     xs = torch.randn(50, 6, 2, generator=g)
-    task = tensor_task(
-        xs, xs[:, -1, :1], batch_first=True, valid_fraction=0.2, test_fraction=0.2
-    )
     fields = {k: v for k, v in TINY.items() if k not in ("seq_len", "eval_samples")}
-    lines: list[str] = []
-    record = sweep(
-        TrainConfig(task=task, **fields), {"model": ["rhn"]}, [0], log=lines.append
-    )
-    (run,) = record["runs"]
-    (line,) = lines
-    assert f"valid_loss {run['metrics']['valid_loss']:.4g}" in line, line
-    assert "test_loss" not in line, line
+    for test_fraction, where in ((0.2, " on the test split"), (0.0, "")):
+        task = tensor_task(
+            xs,
+            xs[:, -1, :1],
+            batch_first=True,
+            valid_fraction=0.2,
+            test_fraction=test_fraction,
+        )
+        lines: list[str] = []
+        base = TrainConfig(task=task, **fields)
+        record = sweep(base, {"model": ["rhn"]}, [0], log=lines.append)
+        m = record["runs"][0]["metrics"]
+        (line,) = lines
+        said = f"valid_loss {m['valid_loss']:.4g} (baseline{where} {m['baseline']:.4g})"
+        assert said in line, line
+        assert "test_loss" not in line, line
     generated: list[str] = []
     record = sweep(tiny(), {"model": ["rhn"]}, [0], log=generated.append)
-    loss = record["runs"][0]["metrics"]["test_loss"]
-    assert f"test_loss {loss:.4g}" in generated[0], generated
+    m = record["runs"][0]["metrics"]
+    assert (
+        f"test_loss {m['test_loss']:.4g} (baseline {m['baseline']:.4g})" in generated[0]
+    )
 
 
 def test_fields_a_model_ignores_are_not_swept():

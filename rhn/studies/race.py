@@ -1,8 +1,8 @@
-r"""A short race on the adding problem, gradient norms before and after (chapter 9).
+r"""Five models trained briefly on the adding problem, gradients before and after.
 
-RNN, LSTM (forget-gate bias from PyTorch's initialisation, and +1), GRU and an
-RHN (``D = 3``, ``b_T = -4``) at one parameter budget (an LSTM with 32 units)
-are trained on the adding problem of length ``seq_len`` with
+Chapter 9: RNN, LSTM (forget-gate bias from PyTorch's initialisation, and
++1), GRU and an RHN (``D = 3``, ``b_T = -4``) at one parameter budget (an
+LSTM with 32 units) are trained on the adding problem of length ``seq_len`` with
 :func:`rhn.train.train`, and the gradient norm versus lag
 (:func:`rhn.gradflow.gradient_norms`) is measured on the same held-out batch
 before and after training.

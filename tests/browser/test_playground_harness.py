@@ -2,7 +2,7 @@
 
 No book build is needed (``playground_page.py``). Checked: at the starting
 setting the RHN learns the adding problem and the RNN stays on the plateau
-after 600 steps (the claim of chapter 13, for two of the seeds behind it),
+after 600 steps (the claim of chapter 14, for two of the seeds behind it),
 a deep RHN with open gates (D = 5, b_T = +2) stays on it and loses the
 gradient, the views carry finite numbers, the controls are large enough for a finger,
 moving a slider restarts the run, step trains exactly one step, and no page
@@ -38,7 +38,7 @@ from .playground_page import (  # noqa: E402
 )
 from .server import serve  # noqa: E402
 
-# chapter 13's claim, with the margins it states
+# chapter 14's claim, with the margins it states
 # (rhn/_data/results/playground_seeds.json)
 STEPS = 600
 LEARNS_BELOW = 0.01  # the RHN's mean loss over the last 100 steps
@@ -176,7 +176,7 @@ def test_deep_rhn_with_open_gates_stays_on_the_plateau(browser, tmp_path) -> Non
         assert n["error"] is None and n["steps"] == STEPS
         assert n["values"]["depth"] == 5 and n["values"]["transform_bias"] == 2.0
         assert n["loss_rhn"] > PLATEAU_ABOVE, n["loss_rhn"]
-        # the gradient reaching step 0 is lost (chapter 13: below 1e-20)
+        # the gradient reaching step 0 is lost (chapter 14: below 1e-20)
         g = n["grad_norms_rhn"]  # index t * D + k: micro-layer 0 of steps 0, T - 1
         assert g[0] < 1e-20 * g[-5], (g[0], g[-5])
 

@@ -1,4 +1,4 @@
-"""Chapter 13 on the built site: the playground trains offline, within 1 MB.
+"""Chapter 14 on the built site: the playground trains offline, within 1 MB.
 
 The page weighs at most 1 MB, loads every script from the site (no request
 leaves it), and the playground, drawn by the site's widget loader from the
