@@ -52,6 +52,8 @@ __all__ = [
     "temporal_order_baseline",
     "sine_memory",
     "sine_memory_baseline",
+    "marked_recall",
+    "marked_recall_baseline",
     "Task",
     "TASKS",
     "get_task",
@@ -96,6 +98,7 @@ def adding_problem(
     num_samples: int,
     seq_len: int,
     *,
+    first_within: int | None = None,
     seed: int = 0,
     generator: torch.Generator | None = None,
     device: torch.device | str | None = None,
@@ -117,6 +120,10 @@ def adding_problem(
     Args:
         num_samples: batch size ``B`` (>= 1).
         seq_len: sequence length ``T`` (>= 2).
+        first_within: the first marker lies in the first ``first_within``
+            steps, ``1 <= first_within <= T // 2`` (default ``None``: anywhere
+            in the first half). With 10 and ``T = 100`` the first value is
+            held 90 to 99 steps (the chapter "When to use an RHN").
         seed: seed of a fresh ``torch.Generator`` (default 0); ignored if
             ``generator`` is given.
         generator: a CPU ``torch.Generator`` to draw from (default ``None``);
@@ -136,22 +143,101 @@ def adding_problem(
         >>> bool(((x[..., 0] * x[..., 1]).sum(0) == y).all())
         True
     """
+    return _marked_values(
+        num_samples, seq_len, first_within, True, seed, generator, device, dtype
+    )
+
+
+def _marked_values(
+    num_samples: object,
+    seq_len: object,
+    first_within: object,
+    second_counts: bool,
+    seed: object,
+    generator: object,
+    device: object,
+    dtype: object,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The adding problem's sequences; without ``second_counts``, the second
+    marker is removed and the target is the first marked value alone (the same
+    random draws either way, so the two tasks share their sequences)."""
     B = _checks.positive_int("num_samples", num_samples)
     device = _checks.device("device", device)
     T = _checks.positive_int("seq_len", seq_len, minimum=2)
     dtype = _float_dtype(dtype)
+    half = T // 2
+    name = "first_within" if second_counts else "within"
+    if first_within is not None:
+        first_within = _checks.positive_int(name, first_within)
+        if first_within > half:
+            raise ValueError(
+                f"{name} must be at most seq_len // 2 = {half} (the first half), "
+                f"got {first_within}"
+            )
     g = _generator(seed, generator)
     values = torch.rand(T, B, generator=g, dtype=torch.float64)  # (T, B)
-    half = T // 2
-    first = _uniform_int(0, half, B, g)  # (B,) in the first half
+    first = _uniform_int(0, first_within or half, B, g)  # (B,) early enough
     second = _uniform_int(half, T, B, g)  # (B,) in the second half
     markers = torch.zeros(T, B, dtype=torch.float64)
     batch = torch.arange(B)
     markers[first, batch] = 1.0
-    markers[second, batch] = 1.0
-    targets = values[first, batch] + values[second, batch]  # (B,)
+    targets = values[first, batch]  # (B,)
+    if second_counts:
+        markers[second, batch] = 1.0
+        targets = targets + values[second, batch]
     inputs = torch.stack([values, markers], dim=-1)  # (T, B, 2)
     return inputs.to(device=device, dtype=dtype), targets.to(device=device, dtype=dtype)
+
+
+def marked_recall(
+    num_samples: int,
+    seq_len: int,
+    *,
+    within: int = 10,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Recall one marked value: the adding problem without its second marker.
+
+    The inputs are those of :func:`adding_problem` with ``first_within=within``
+    drawn from the same seed, except that only the first marker is kept
+    (channel 1 is 1 at one step, in the first ``within`` steps); the target is
+    the value marked there, :math:`y = u_{t_1}`. The sequences are the same,
+    so the two tasks differ only in the second, late marked value: the adding
+    problem's target also depends on the last steps, this one's does not.
+    Predicting the constant :math:`1/2` gives the mean squared error
+    :math:`1/12` (:func:`marked_recall_baseline`).
+
+    Args:
+        num_samples, seq_len, seed, generator, device, dtype: as in
+            :func:`adding_problem`.
+        within: the marker lies in the first ``within`` steps,
+            ``1 <= within <= T // 2`` (default 10).
+
+    Returns:
+        ``(inputs, targets)``: ``inputs`` of shape ``(T, B, 2)`` and
+        ``targets`` of shape ``(B,)``.
+
+    Example::
+
+        >>> x, y = marked_recall(4, 20, within=5, seed=0)
+        >>> int(x[..., 1].sum()), bool(((x[..., 0] * x[..., 1]).sum(0) == y).all())
+        (4, True)
+    """
+    return _marked_values(
+        num_samples, seq_len, within, False, seed, generator, device, dtype
+    )
+
+
+def marked_recall_baseline() -> float:
+    r"""MSE of always predicting 1/2 on :func:`marked_recall`: :math:`1/12`.
+
+    The target is one :math:`U[0, 1]` value, of mean 1/2 and variance 1/12;
+    no constant does better.
+    """
+    return 1.0 / 12.0
 
 
 def adding_baseline() -> float:

@@ -36,6 +36,70 @@ def test_adding_baseline_is_the_mse_of_predicting_one():
     assert y.mean().item() == pytest.approx(1.0, abs=3e-3)
 
 
+def test_adding_first_within_restricts_the_first_marker_only():
+    x, y = tasks.adding_problem(3000, 100, first_within=10, seed=2, dtype=torch.float64)
+    marks = x[..., 1].T.nonzero()[:, 1].reshape(-1, 2)  # (B, 2) steps
+    assert set(marks[:, 0].tolist()) == set(range(10))
+    assert marks[:, 1].min() >= 50 and marks[:, 1].max() == 99
+    assert torch.equal((x[..., 0] * x[..., 1]).sum(0), y)
+    # the whole first half is the default, draw for draw
+    for got, want in zip(
+        tasks.adding_problem(64, 30, first_within=15, seed=4),
+        tasks.adding_problem(64, 30, seed=4),
+        strict=True,
+    ):
+        assert torch.equal(got, want)
+
+
+def test_marked_recall_is_the_adding_problem_without_its_late_marker():
+    added, _ = tasks.adding_problem(500, 40, first_within=7, seed=3)
+    x, y = tasks.marked_recall(500, 40, within=7, seed=3)
+    assert torch.equal(x[..., 0], added[..., 0])  # the same values
+    first = added[..., 1].T.nonzero()[:, 1].reshape(-1, 2)[:, 0]
+    assert torch.equal(x[..., 1].T.nonzero()[:, 1], first)  # one marker, the first
+    assert torch.equal(x[first, torch.arange(500), 0], y)
+
+
+def test_marked_recall_baseline_is_the_mse_of_predicting_one_half():
+    assert tasks.marked_recall_baseline() == 1 / 12
+    _, y = tasks.marked_recall(400_000, 20, seed=5, dtype=torch.float64)
+    mse = ((y - 0.5) ** 2).mean().item()
+    # the standard error of the mean of (u - 1/2)^2 is about 1.1e-4 here
+    assert abs(mse - 1 / 12) < 5e-4
+    assert abs(y.mean().item() - 0.5) < 3e-3  # no constant does better
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (
+            lambda: tasks.adding_problem(4, 10, first_within=6),
+            ["first_within", "5", "6"],
+        ),
+        (lambda: tasks.adding_problem(4, 10, first_within=0), ["first_within", ">= 1"]),
+        (lambda: tasks.marked_recall(4, 10, within=6), ["within", "5", "6"]),
+        (lambda: tasks.marked_recall(4, 10, within=2.5), ["within", "int"]),
+    ],
+)
+def test_marker_windows_are_checked(call, words):
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    assert all(word in str(info.value) for word in words), str(info.value)
+
+
+def test_the_foothold_study_builds_both_tasks():
+    from rhn.studies import foothold
+
+    adding, recall = foothold.task("adding"), foothold.task("recall")
+    assert (adding.baseline(100), recall.baseline(100)) == (1 / 6, 1 / 12)
+    x_a, _ = adding.generate(50, 100, seed=1)
+    x_r, _ = recall.generate(50, 100, seed=1)
+    assert torch.equal(x_a[..., 0], x_r[..., 0])
+    assert x_a[..., 1].sum().item() == 100 and x_r[..., 1].sum().item() == 50
+    with pytest.raises(ValueError, match="task must be 'adding' or 'recall'"):
+        foothold.task("copy")
+
+
 @pytest.mark.parametrize(
     "make",
     [

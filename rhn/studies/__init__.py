@@ -13,6 +13,9 @@ result is committed as a record of the package (:mod:`rhn.results`).
 - :mod:`rhn.studies.memory`: the five models on a long memory under noise,
   each at the learning rate its own search chose (the chapter "When to use an
   RHN").
+- :mod:`rhn.studies.foothold`: the GRU and the RHN on the adding problem and on
+  recall of one marked value, the same sequences without the late marker (the
+  same chapter).
 
 From a terminal: ``python -m rhn.studies spirals --seeds 0-9 --out FILE``.
 """

@@ -3,7 +3,8 @@
 NAME is ``spirals`` (chapter 5; ``spirals20``: its exercise at depth 20),
 ``race`` (chapter 9), ``memory`` (the chapter "When to use an RHN": its
 learning-rate search runs from seeds 100 and 101 whatever ``--seeds`` says),
-or ``rerun`` with
+``foothold`` (that chapter's adding problem against recall of one marked
+value), or ``rerun`` with
 ``--check CHECK``, one of the live reruns of :mod:`rhn.studies.reruns`. The
 file gets the study's settings and runs, and the machine that made them
 (:func:`rhn.studies.machine`). ``tools/portable.py record`` runs this command
@@ -24,7 +25,7 @@ from . import machine, parse_seeds
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rhn.studies", description=__doc__)
     parser.add_argument(
-        "study", choices=["spirals", "spirals20", "race", "memory", "rerun"]
+        "study", choices=["spirals", "spirals20", "race", "memory", "foothold", "rerun"]
     )
     parser.add_argument("--check", help="with rerun: the check's name")
     parser.add_argument("--seeds", default="0-9", help="0-9 or 0,1,2")
@@ -146,6 +147,8 @@ def _run(args: Any, seeds: list[int], out: Path, argv: Any, parser: Any) -> int:
     else:
         if args.study == "spirals":
             from . import spirals as study
+        elif args.study == "foothold":
+            from . import foothold as study
         else:
             from . import race as study
         record = study.run(seeds)
