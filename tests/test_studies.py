@@ -195,3 +195,36 @@ def test_variant_records_say_what_made_them(name):
         seeds = {r["seed"] for r in variant["runs"]}
         assert seeds == set(record["settings"]["seeds"])
     json.dumps(record)
+
+
+def test_a_spread_measured_on_another_cpu_is_merged_not_replaced(tmp_path, monkeypatch):
+    import argparse
+
+    path = ROOT / "tools" / "portable.py"
+    spec = importlib.util.spec_from_file_location("portable", path)
+    portable = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(portable)
+    name = reruns.RECORDS["dropout"]
+    first = {"machine": {"cpu": "CPU A"}, "curves": {"loss": [1.0, 1.5]}}
+    record = {
+        "runs": [],
+        "variant_spread": {
+            "check": "dropout",
+            "max_deviation": {"loss": [0.5, 0.0]},
+            "variants": {"native": first},
+        },
+    }
+    (tmp_path / name).write_text(json.dumps(record))
+    monkeypatch.setattr(results, "folder", lambda: tmp_path)
+    measured = {
+        "machine": {"cpu": "CPU B"},
+        "curves": {"loss": [1.0, 1.2]},
+        "saved": {"loss": [1.0, 1.0]},
+    }
+    monkeypatch.setattr(portable, "run_variants", lambda *a: {"native": measured})
+    assert portable.cmd_spread(argparse.Namespace(check="dropout", jobs=1)) == 0
+    spread = json.loads((tmp_path / name).read_text())["variant_spread"]
+    assert spread["max_deviation"]["loss"] == [0.5, pytest.approx(0.2)]
+    assert spread["variants"]["native"] == first
+    assert spread["variants"]["native @ CPU B"]["curves"] == measured["curves"]
+    assert json.loads((tmp_path / name).read_text())["runs"] == []

@@ -274,15 +274,30 @@ def cmd_spread(args: argparse.Namespace) -> int:
             worst[key] = [max(a, b) for a, b in zip(old, devs, strict=True)]
     path = results.folder() / reruns.RECORDS[args.check]
     record = json.loads(path.read_text())
+    measured = {
+        name: {"machine": data["machine"], "curves": data["curves"]}
+        for name, data in runs.items()
+    }
+    # another CPU's spread is kept, not replaced: the allowance is the worst
+    # drift of any variant on any machine measured (an entry of another CPU
+    # under the same variant name is stored as "variant @ cpu")
+    old = record.get("variant_spread") or {}
+    if old.get("check") == args.check:
+        for key, devs in old["max_deviation"].items():
+            new = worst.get(key, [0.0] * len(devs))
+            worst[key] = [max(a, b) for a, b in zip(new, devs, strict=True)]
+        kept = dict(old["variants"])
+        for name, entry in measured.items():
+            cpu = entry["machine"]["cpu"]
+            same_cpu = kept.get(name, entry)["machine"]["cpu"] == cpu
+            kept[name if same_cpu else f"{name} @ {cpu}"] = entry
+        measured = kept
     record["variant_spread"] = {
         "check": args.check,
         "command": f"python tools/portable.py spread {args.check}",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "max_deviation": worst,
-        "variants": {
-            name: {"machine": data["machine"], "curves": data["curves"]}
-            for name, data in runs.items()
-        },
+        "variants": measured,
     }
     write_json(path, record)
     for key, devs in worst.items():
