@@ -28,7 +28,9 @@ the held-out scores come from its validation and test splits.
 
 :data:`TASKS` collects the five by name, each with its loss, its input and
 output sizes, its baseline and the training settings that let an RHN solve it
-(used by ``python -m rhn train``).
+(used by ``python -m rhn train``). Beside them, :func:`marked_recall` is the
+adding problem without its second, late marker: the target is the first
+marked value alone (the chapter "When to use an RHN"; not in :data:`TASKS`).
 """
 
 from __future__ import annotations
@@ -214,7 +216,8 @@ def marked_recall(
         num_samples, seq_len, seed, generator, device, dtype: as in
             :func:`adding_problem`.
         within: the marker lies in the first ``within`` steps,
-            ``1 <= within <= T // 2`` (default 10).
+            ``1 <= within <= T // 2`` (default 10; ``None``: anywhere in the
+            first half).
 
     Returns:
         ``(inputs, targets)``: ``inputs`` of shape ``(T, B, 2)`` and
