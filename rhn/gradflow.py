@@ -25,7 +25,8 @@ J^{[T]} \cdots J^{[T-n+1]}`, a product of ``n`` Jacobians: lag ``n`` crosses
 
 :func:`gradient_norms` measures :math:`\lVert u_n \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
-:func:`layer_gradient_norms` is the feed-forward analogue (gradient norm at
+:func:`factor_per_step` reads the factor per step between two lags of such
+a curve; :func:`layer_gradient_norms` is the feed-forward analogue (gradient norm at
 the input of every layer of a deep stack, e.g. of :class:`rhn.Highway`).
 """
 
@@ -42,6 +43,7 @@ from .baselines import GRU, LSTM, RNN
 from .cells import DTRNN, RHN, DTRNNCell, RHNCell
 
 __all__ = [
+    "factor_per_step",
     "gradient_norms",
     "layer_gradient_norms",
     "micro_layer_gradient_norms",
@@ -272,6 +274,53 @@ def gradient_norms(
         lags.append(_vector_norms(flat, ord))
     norms = _reduce(torch.stack(lags), reduction)  # (T,) or (T, B)
     return norms.to(x_tb.dtype).detach()
+
+
+def factor_per_step(curve: torch.Tensor, n0: int, n1: int) -> float:
+    r"""The factor per step :math:`q` of a gradient between lags ``n0 < n1``.
+
+    :math:`q = (\lVert u_{n_1} \rVert / \lVert u_{n_0} \rVert)^{1/(n_1 - n_0)}`,
+    the geometric mean of the step-to-step ratios (on a log scale, the slope
+    between the two points). ``curve`` is :func:`gradient_norms`' result,
+    whose entry ``n - 1`` is lag ``n``; this function takes the lags
+    themselves, so ``factor_per_step(curve, 6, 41)`` reads lags 6 and 41
+    (entries 5 and 40).
+
+    Args:
+        curve: gradient norms, entry ``n - 1`` for lag ``n``: a 1-D tensor,
+            NumPy array or sequence of numbers.
+        n0, n1: the two lags, ``1 <= n0 < n1 <= len(curve)``.
+
+    Returns:
+        ``q`` as a Python float: below 1 where the gradient shrinks going back.
+    """
+    if not isinstance(curve, torch.Tensor):  # a NumPy array or a list
+        try:
+            curve = torch.as_tensor(curve, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(
+                "curve must be a 1-D tensor, array or sequence of gradient "
+                f"norms, got {type(curve).__name__} {curve!r:.60}"
+            ) from None
+    curve = _checks.float_tensor("curve", curve)
+    if curve.dim() != 1:
+        raise ValueError(
+            "curve must be a 1-D tensor of gradient norms (one per lag), got "
+            f"shape {_checks.shape_str(curve.shape)}"
+        )
+    n0 = _checks.positive_int("n0", n0)
+    n1 = _checks.positive_int("n1", n1)
+    if not n0 < n1 <= len(curve):
+        raise ValueError(
+            f"lags must satisfy 1 <= n0 < n1 <= len(curve) = {len(curve)}, "
+            f"got n0={n0}, n1={n1}"
+        )
+    start, end = curve[n0 - 1].item(), curve[n1 - 1].item()
+    if not start > 0:
+        raise ValueError(
+            f"curve at lag n0={n0} must be a positive norm to divide by, got {start}"
+        )
+    return (end / start) ** (1 / (n1 - n0))
 
 
 def _initial_state(model: nn.Module, x: torch.Tensor, state: Any) -> Any:

@@ -1,11 +1,18 @@
 """Gradient norm versus lag: checked against independent computations in float64."""
 
+import re
+
 import pytest
 import torch
 from torch import nn
 
 import rhn
-from rhn.gradflow import gradient_norms, layer_gradient_norms, projection
+from rhn.gradflow import (
+    factor_per_step,
+    gradient_norms,
+    layer_gradient_norms,
+    projection,
+)
 
 NAMES = ["rhn", "rnn", "lstm", "gru"]
 
@@ -287,6 +294,44 @@ def test_factor_per_step_is_the_carry_for_small_weights(depth, bias):
         norms[1:] / norms[:-1], carry.expand(19), rtol=1e-4, atol=0
     )
     torch.testing.assert_close(norms[0], carry, rtol=1e-4, atol=0)
+
+
+def test_factor_per_step_reads_lags_not_indices():
+    # a curve q^n: entry n - 1 holds lag n, and any two lags give q back
+    q = 0.8
+    curve = q ** torch.arange(1, 31, dtype=torch.float64)
+    assert factor_per_step(curve, 6, 30) == pytest.approx(q, rel=1e-12)
+    assert factor_per_step(curve, 1, 2) == pytest.approx(q, rel=1e-12)
+    # a curve whose step ratio changes: only the two named lags count
+    bent = torch.tensor([1.0, 0.5, 0.5, 0.125], dtype=torch.float64)
+    assert factor_per_step(bent, 2, 4) == pytest.approx(0.5, rel=1e-12)
+    assert factor_per_step(bent, 1, 3) == pytest.approx(0.5**0.5, rel=1e-12)
+    # a NumPy array or a list reads the same
+    assert factor_per_step(bent.numpy(), 2, 4) == pytest.approx(0.5, rel=1e-12)
+    assert factor_per_step(bent.tolist(), 2, 4) == pytest.approx(0.5, rel=1e-12)
+    # on a measured curve it is the carry of small weights
+    model = _model("rhn", H=8, depth=2, transform_bias=-3.0, init_scale=1e-6)
+    norms = gradient_norms(model, torch.randn(20, 4, 3, dtype=torch.float64))
+    carry = (1 - torch.sigmoid(torch.tensor(-3.0, dtype=torch.float64))) ** 2
+    assert factor_per_step(norms, 6, 20) == pytest.approx(carry.item(), rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "args, error, words",
+    [
+        ((torch.ones(5), 3, 3), ValueError, "n0 < n1"),
+        ((torch.ones(5), 2, 6), ValueError, "len(curve) = 5"),
+        ((torch.ones(5), 0, 3), ValueError, "n0 must be an int >= 1"),
+        ((torch.ones(5), 1.0, 3), TypeError, "n0 must be an int"),
+        ((torch.ones(2, 5), 1, 3), ValueError, "1-D tensor"),
+        ((torch.tensor([0.0, 1.0]), 1, 2), ValueError, "positive norm"),
+        (("norms", 1, 2), TypeError, "curve must be a 1-D tensor, array or"),
+        ((torch.arange(5), 1, 2), TypeError, "floating-point"),
+    ],
+)
+def test_factor_per_step_bad_arguments(args, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        factor_per_step(*args)
 
 
 @pytest.mark.parametrize("name", NAMES)

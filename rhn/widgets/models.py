@@ -326,7 +326,8 @@ def gradient_flow_curves(
 
     Returns:
         ``{"rhn": ..., "rnn": ..., "lstm": ...}``, each an array of shape
-        ``(steps,)``: the gradient norm at lag ``k`` (index ``k``). Cached.
+        ``(steps,)``: the gradient norm at lag ``n`` at index ``n - 1``
+        (as :func:`rhn.gradflow.gradient_norms` returns it). Cached.
     """
     b = _checks.real("transform_bias", transform_bias)
     D = _checks.positive_int("depth", depth)
