@@ -32,6 +32,7 @@ the input of every layer of a deep stack, e.g. of :class:`rhn.Highway`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -276,7 +277,7 @@ def gradient_norms(
     return norms.to(x_tb.dtype).detach()
 
 
-def factor_per_step(curve: torch.Tensor, n0: int, n1: int) -> float:
+def factor_per_step(curve: torch.Tensor | Sequence[float], n0: int, n1: int) -> float:
     r"""The factor per step :math:`q` of a gradient between lags ``n0 < n1``.
 
     :math:`q = (\lVert u_{n_1} \rVert / \lVert u_{n_0} \rVert)^{1/(n_1 - n_0)}`,
@@ -292,34 +293,39 @@ def factor_per_step(curve: torch.Tensor, n0: int, n1: int) -> float:
         n0, n1: the two lags, ``1 <= n0 < n1 <= len(curve)``.
 
     Returns:
-        ``q`` as a Python float: below 1 where the gradient shrinks going back.
+        ``q`` as a Python float: below 1 where the gradient shrinks going back,
+        0 where the norm at lag ``n1`` is 0 (an underflow).
     """
-    if not isinstance(curve, torch.Tensor):  # a NumPy array or a list
-        try:
-            curve = torch.as_tensor(curve, dtype=torch.float64)
-        except (TypeError, ValueError, RuntimeError):
-            raise TypeError(
-                "curve must be a 1-D tensor, array or sequence of gradient "
-                f"norms, got {type(curve).__name__} {curve!r:.60}"
-            ) from None
-    curve = _checks.float_tensor("curve", curve)
-    if curve.dim() != 1:
+    try:  # a tensor of any dtype or device, a NumPy array or a list
+        if isinstance(curve, torch.Tensor):
+            values = curve.detach().to("cpu", torch.float64)
+        else:
+            values = torch.as_tensor(curve, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(
+            "curve must be a 1-D tensor, array or sequence of gradient "
+            f"norms, got {type(curve).__name__} {curve!r:.60}"
+        ) from None
+    if values.dim() != 1:
         raise ValueError(
             "curve must be a 1-D tensor of gradient norms (one per lag), got "
-            f"shape {_checks.shape_str(curve.shape)}"
+            f"shape {_checks.shape_str(values.shape)}"
         )
     n0 = _checks.positive_int("n0", n0)
     n1 = _checks.positive_int("n1", n1)
-    if not n0 < n1 <= len(curve):
+    if not n0 < n1 <= len(values):
         raise ValueError(
-            f"lags must satisfy 1 <= n0 < n1 <= len(curve) = {len(curve)}, "
+            f"lags must satisfy 1 <= n0 < n1 <= len(curve) = {len(values)}, "
             f"got n0={n0}, n1={n1}"
         )
-    start, end = curve[n0 - 1].item(), curve[n1 - 1].item()
-    if not start > 0:
+    start, end = values[n0 - 1].item(), values[n1 - 1].item()
+    if not 0 < start < math.inf:
         raise ValueError(
-            f"curve at lag n0={n0} must be a positive norm to divide by, got {start}"
+            f"curve at lag n0={n0} must be a positive finite norm to divide "
+            f"by, got {start}"
         )
+    if not 0 <= end < math.inf:
+        raise ValueError(f"curve at lag n1={n1} must be a finite norm >= 0, got {end}")
     return (end / start) ** (1 / (n1 - n0))
 
 

@@ -309,6 +309,9 @@ def test_factor_per_step_reads_lags_not_indices():
     # a NumPy array or a list reads the same
     assert factor_per_step(bent.numpy(), 2, 4) == pytest.approx(0.5, rel=1e-12)
     assert factor_per_step(bent.tolist(), 2, 4) == pytest.approx(0.5, rel=1e-12)
+    # an integer tensor reads as numbers; a norm of 0 at n1 (an underflow) gives 0
+    assert factor_per_step(torch.tensor([4, 2, 1]), 1, 3) == pytest.approx(0.5)
+    assert factor_per_step([1.0, 0.0], 1, 2) == 0.0
     # on a measured curve it is the carry of small weights
     model = _model("rhn", H=8, depth=2, transform_bias=-3.0, init_scale=1e-6)
     norms = gradient_norms(model, torch.randn(20, 4, 3, dtype=torch.float64))
@@ -324,9 +327,12 @@ def test_factor_per_step_reads_lags_not_indices():
         ((torch.ones(5), 0, 3), ValueError, "n0 must be an int >= 1"),
         ((torch.ones(5), 1.0, 3), TypeError, "n0 must be an int"),
         ((torch.ones(2, 5), 1, 3), ValueError, "1-D tensor"),
-        ((torch.tensor([0.0, 1.0]), 1, 2), ValueError, "positive norm"),
+        ((torch.tensor([0.0, 1.0]), 1, 2), ValueError, "n0=1 must be a positive"),
+        (([float("inf"), 1.0], 1, 2), ValueError, "positive finite norm"),
+        (([1.0, -0.5], 1, 2), ValueError, "n1=2 must be a finite norm >= 0"),
+        (([1.0, float("nan")], 1, 2), ValueError, "got nan"),
+        (([1.0, float("inf")], 1, 2), ValueError, "got inf"),
         (("norms", 1, 2), TypeError, "curve must be a 1-D tensor, array or"),
-        ((torch.arange(5), 1, 2), TypeError, "floating-point"),
     ],
 )
 def test_factor_per_step_bad_arguments(args, error, words):
