@@ -523,6 +523,27 @@ def test_labels_are_unique_and_references_resolve():
             assert target in known, f"{path.name}: {{{role}}}`{target}` is undefined"
 
 
+def test_a_ref_without_text_points_to_a_heading():
+    """{ref}`label` borrows a title: a label on a box or a paragraph has none,
+    and only the build (minutes later) would say so."""
+    untitled: dict[str, str] = {}
+    for path in CHAPTERS + PAGES:
+        lines = markdown(path).splitlines()
+        for i, line in enumerate(lines):
+            match = re.match(r"^\(([\w:.-]+)\)=\s*$", line)
+            if match:
+                following = next((x for x in lines[i + 1 :] if x.strip()), "")
+                if not following.startswith("#"):
+                    untitled[match.group(1)] = path.name
+    for path in CHAPTERS + PAGES:
+        for target in re.findall(r"\{ref\}`([^`<]+)`", markdown(path)):
+            assert target not in untitled, (
+                f"{path.name}: {{ref}}`{target}` needs its own text "
+                f"({{ref}}`text <{target}>`): the label in {untitled[target]} "
+                "is not on a heading"
+            )
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=chapter_id)
 def test_equation_labels_carry_a_prefix(path):
     for label in re.findall(r"^\$\$\s*\((\S+)\)\s*$", markdown(path), re.M):
