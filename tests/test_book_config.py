@@ -533,7 +533,8 @@ def test_a_ref_without_text_points_to_a_heading():
             match = re.match(r"^\(([\w:.-]+)\)=\s*$", line)
             if match:
                 following = next((x for x in lines[i + 1 :] if x.strip()), "")
-                if not following.startswith("#"):
+                # a heading, or a captioned figure or table, gives a title
+                if not re.match(r"#|[`:]{3,}\{(figure|table|list-table)\}", following):
                     untitled[match.group(1)] = path.name
     for path in CHAPTERS + PAGES:
         for target in re.findall(r"\{ref\}`([^`<]+)`", markdown(path)):
