@@ -9,19 +9,19 @@ the state :math:`s^{[T-n]}`, ``n`` steps before the end (the lag
 the initial state), is, by the chain rule,
 
 .. math::
-    u_n^\top = \frac{\partial \mathcal{L}}{\partial s^{[T-n]}}
-    = \sum_{t = T-n}^{T} \frac{\partial \mathcal{L}}{\partial y^{[t]}}
-      J^{[t]} J^{[t-1]} \cdots J^{[T-n+1]},
+    u_n = \nabla_{s^{[T-n]}} \mathcal{L}
+    = \sum_{t = T-n}^{T} J^{[T-n+1]\top} \cdots J^{[t-1]\top} J^{[t]\top}
+      \nabla_{y^{[t]}} \mathcal{L},
     \qquad J^{[t]} = \frac{\partial s^{[t]}}{\partial s^{[t-1]}},
 
 where :math:`y^{[t]}` is the output of step ``t`` (the state itself, so the
 term :math:`t = T-n` has an empty product and is absent for the initial
 state) and ``J`` is the temporal Jacobian in numerator layout (``J[i, j] = d
 s_i^[t] / d s_j^[t-1]``). With a loss on the final output only, the sum has
-one term and :math:`u_n^\top = \partial\mathcal{L}/\partial y^{[T]}\,
-J^{[T]} \cdots J^{[T-n+1]}`, a product of ``n`` Jacobians: lag ``n`` crosses
-``n`` steps. (In code, with 0-based indices, ``output[t]`` is
-:math:`y^{[t+1]}`.)
+one term and :math:`u_n = J^{[T-n+1]\top} \cdots J^{[T]\top}\,
+\nabla_{y^{[T]}} \mathcal{L}`, a product of ``n`` transposed Jacobians, as in
+the book: lag ``n`` crosses ``n`` steps. (In code, with 0-based indices,
+``output[t]`` is :math:`y^{[t+1]}`.)
 
 :func:`gradient_norms` measures :math:`\lVert u_n \rVert` for every lag with
 autograd, or by multiplying the analytic Jacobians of :mod:`rhn.analysis`;
